@@ -1,0 +1,424 @@
+"""Turn transcript files into gate-input records (spec §1), one row per input row, streamed.
+
+Every reader is a generator of ``(line, record | RowError)``: a row that cannot be read
+becomes a :class:`RowError` in its place, never a gap, so outputs line up with inputs and
+batch labeling can stream any size. ``line`` is the 1-based line of JSONL and text input,
+the first line of a CSV row, the position of a conversation in a JSON array, or the
+Parquet row number. A chat conversation yields one row per user turn (all of them, or the
+last with ``last=True``). Problems with the input as a whole (missing file, unknown
+format, missing column, no pyarrow) raise :class:`InputError` instead.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+FORMATS = ("auto", "gate", "chat", "text", "csv", "parquet")
+LIST_FIELDS = ("available_tools", "connected_accounts")
+CHAT_FIELDS = ("connected_accounts", "available_files", "available_tools", "user_profile")
+HISTORY_ROLES = ("user", "assistant")
+TEXT_COLUMNS = ("user_message", "text", "message")
+
+
+class InputError(ValueError):
+    """The input as a whole cannot be read; the message is one line naming the fix."""
+
+
+@dataclass(frozen=True)
+class RowError:
+    """One unreadable row, kept in place; ``turn_index`` is set for chat turns."""
+
+    message: str
+    id: Any = None
+    turn_index: int | None = None
+
+    def to_json(self, line: int | None) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "line": line, "error": self.message}
+        if self.turn_index is not None:
+            out["turn_index"] = self.turn_index
+        return out
+
+
+Row = tuple[int, "dict[str, Any] | RowError"]
+
+
+def _tname(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def validate_record(record: Any) -> str | None:
+    """Return why a gate-input record cannot be classified, or None when it can.
+
+    Example:
+        >>> validate_record({"user_message": "hi", "connected_accounts": 3})
+        'connected_accounts must be a list of strings, got int'
+    """
+    if not isinstance(record, Mapping):
+        return f"record must be a JSON object, got {_tname(record)}"
+    if "user_message" not in record:
+        return "missing user_message"
+    msg = record["user_message"]
+    if not isinstance(msg, str):
+        return f"user_message must be a string, got {_tname(msg)}"
+    if not msg.strip():
+        return "user_message is empty"
+    rid = record.get("id")
+    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
+        return f"id must be a string or an integer, got {_tname(rid)}"
+    for key in LIST_FIELDS:
+        v = record.get(key)
+        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+            return f"{key} must be a list of strings, got {_tname(v)}"
+    files = record.get("available_files")
+    if files is not None and not isinstance(files, list):
+        return f"available_files must be a list, got {_tname(files)}"
+    ctx = record.get("conversation_context")
+    if ctx is not None and not isinstance(ctx, (str, list)):
+        return f"conversation_context must be a string or a list of turns, got {_tname(ctx)}"
+    profile = record.get("user_profile")
+    if profile is not None and not isinstance(profile, Mapping):
+        return f"user_profile must be an object, got {_tname(profile)}"
+    try:
+        msg.encode("utf-8")
+        if isinstance(rid, str):
+            rid.encode("utf-8")
+    except UnicodeEncodeError:
+        return "user_message or id contains invalid Unicode (a lone surrogate)"
+    return None
+
+
+def _checked(line: int, record: Any, turn_index: int | None = None) -> Row:
+    err = validate_record(record)
+    if err is None:
+        return line, record
+    rid = record.get("id") if isinstance(record, Mapping) else None
+    return line, RowError(err, rid if isinstance(rid, (str, int)) else None, turn_index)
+
+
+# --- chat (OpenAI messages shape) ------------------------------------------------------
+
+
+def content_text(content: Any) -> str:
+    """Text of an OpenAI message ``content``: a string or a list of parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(p.get("text", "")) if isinstance(p, Mapping) else str(p)
+            for p in content
+            if isinstance(p, (Mapping, str))
+        ).strip()
+    return ""
+
+
+def tool_names(tools: Any) -> list[str]:
+    """Names of OpenAI ``tools`` (``{"type": "function", "function": {"name"}}``),
+    legacy ``functions`` (``{"name"}``) or plain strings."""
+    names: list[str] = []
+    for tool in tools if isinstance(tools, list) else []:
+        if isinstance(tool, str):
+            names.append(tool)
+        elif isinstance(tool, Mapping):
+            fn = tool.get("function")
+            name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
+            if isinstance(name, str) and name:
+                names.append(name)
+    return names
+
+
+def chat_turns(conversation: Any, *, last: bool = False) -> Iterator[dict[str, Any] | RowError]:
+    """One gate-input record per user turn, earlier user/assistant turns as context.
+
+    ``turn_index`` is the index of the user message in ``messages`` (system and tool
+    messages count for the index but are not context).
+
+    Example:
+        >>> conv = {"messages": [{"role": "user", "content": "hi"},
+        ...                      {"role": "assistant", "content": "hello"},
+        ...                      {"role": "user", "content": "louder"}]}
+        >>> [t["turn_index"] for t in chat_turns(conv)]
+        [0, 2]
+    """
+    if isinstance(conversation, list):
+        conversation = {"messages": conversation}
+    rid = conversation.get("id") if isinstance(conversation, Mapping) else None
+    rid = rid if isinstance(rid, (str, int)) else None
+    messages = conversation.get("messages") if isinstance(conversation, Mapping) else None
+    if not isinstance(messages, list):
+        yield RowError("chat record needs a messages list", rid)
+        return
+    base = {k: conversation[k] for k in CHAT_FIELDS if k in conversation}
+    if "available_tools" not in base and ("tools" in conversation or "functions" in conversation):
+        base["available_tools"] = tool_names(
+            conversation.get("tools") or conversation.get("functions")
+        )
+    user_at = [
+        i for i, m in enumerate(messages) if isinstance(m, Mapping) and m.get("role") == "user"
+    ]
+    if not user_at:
+        yield RowError("chat record has no user turn", rid)
+        return
+    wanted = {user_at[-1]} if last else set(user_at)
+    history: list[dict[str, str]] = []
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            if not last:
+                yield RowError(f"messages[{i}] is not an object", rid, i)
+            continue
+        role, text = m.get("role"), content_text(m.get("content"))
+        if i in wanted:
+            record = {"id": rid, **base, "user_message": text, "turn_index": i}
+            record["conversation_context"] = list(history)
+            err = validate_record(record)
+            yield record if err is None else RowError(err, rid, i)
+        if role in HISTORY_ROLES and text.strip():
+            history.append({"role": role, "content": text})
+
+
+# --- line formats ----------------------------------------------------------------------
+
+
+def _lines(stream: Iterable[bytes]) -> Iterator[tuple[int, str | RowError]]:
+    for n, raw in enumerate(stream, 1):
+        try:
+            yield n, raw.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            yield n, RowError(f"invalid UTF-8 at byte {exc.start}")
+
+
+def _json_line(text: str) -> Any:
+    if not text.strip():
+        raise ValueError("empty line")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def read_jsonl(stream: Iterable[bytes], fmt: str = "auto", *, last: bool = False) -> Iterator[Row]:
+    """Gate-input (``fmt="gate"``), chat (``"chat"``) or mixed (``"auto"``) JSONL.
+
+    Example:
+        >>> rows = list(read_jsonl([b'{"user_message": "hi"}\\n', b'{oops\\n']))
+        >>> [type(r).__name__ for _, r in rows]
+        ['dict', 'RowError']
+    """
+    for n, text in _lines(stream):
+        if isinstance(text, RowError):
+            yield n, text
+            continue
+        try:
+            obj = _json_line(text)
+        except ValueError as exc:
+            yield n, RowError(str(exc))
+            continue
+        is_chat = isinstance(obj, Mapping) and "messages" in obj and "user_message" not in obj
+        if fmt == "chat" or (fmt == "auto" and is_chat):
+            for turn in chat_turns(obj, last=last):
+                yield n, turn
+        else:
+            yield _checked(n, obj)
+
+
+def read_text(stream: Iterable[bytes]) -> Iterator[Row]:
+    """One user message per line; empty lines become error rows, not gaps."""
+    for n, text in _lines(stream):
+        yield (n, text) if isinstance(text, RowError) else _checked(n, {"user_message": text})
+
+
+def chat_document(doc: Any, *, last: bool = False) -> Iterator[Row]:
+    """A parsed JSON document: one conversation (object or bare message list), or a list
+    of conversations (gate-input records are accepted among them)."""
+    single = isinstance(doc, Mapping) or (
+        isinstance(doc, list) and doc and all(isinstance(m, Mapping) and "role" in m for m in doc)
+    )
+    for n, conv in enumerate([doc] if single else doc if isinstance(doc, list) else [doc], 1):
+        if isinstance(conv, Mapping) and "user_message" in conv and "messages" not in conv:
+            yield _checked(n, conv)
+            continue
+        for turn in chat_turns(conv, last=last):
+            yield n, turn
+
+
+# --- tables ----------------------------------------------------------------------------
+
+
+def _table_record(row: Mapping[str, Any], text_column: str, context_column: str | None) -> dict:
+    record: dict[str, Any] = {"user_message": row.get(text_column)}
+    if row.get("id") not in (None, ""):
+        record["id"] = row["id"]
+    if context_column and row.get(context_column) not in (None, ""):
+        record["conversation_context"] = row[context_column]
+    return record
+
+
+def _pick_column(columns: list[str], text_column: str | None, where: str) -> str:
+    if text_column:
+        if text_column not in columns:
+            raise InputError(
+                f"{where} has no column {text_column!r} (columns: {', '.join(columns)})"
+            )
+        return text_column
+    for name in TEXT_COLUMNS:
+        if name in columns:
+            return name
+    raise InputError(f"{where}: pass --text-column (columns: {', '.join(columns)})")
+
+
+def read_csv(
+    stream: BinaryIO, *, text_column: str | None = None, context_column: str | None = None
+) -> Iterator[Row]:
+    """CSV with a header; ``line`` is the physical line where the row starts."""
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
+    reader = csv.DictReader(text)
+    col = _pick_column(list(reader.fieldnames or []), text_column, "CSV input")
+    if context_column:
+        _pick_column(list(reader.fieldnames or []), context_column, "CSV input")
+    start = reader.line_num + 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield start, RowError(f"malformed CSV ({exc})")
+            start = reader.line_num + 1
+            continue
+        record = _table_record(row, col, context_column)
+        try:
+            json.dumps(record, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            yield start, RowError("invalid UTF-8", record.get("id"))
+        else:
+            yield _checked(start, record)
+        start = reader.line_num + 1
+
+
+def read_parquet(
+    path: str | Path, *, text_column: str | None = None, context_column: str | None = None
+) -> Iterator[Row]:
+    """Parquet, streamed in record batches; needs the ``parquet`` extra."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading Parquet needs pyarrow: pip install 'gatecli[parquet]'") from None
+    pf = pq.ParquetFile(str(path))
+    columns = list(pf.schema_arrow.names)
+    col = _pick_column(columns, text_column, f"{path}")
+    wanted = [c for c in (col, context_column, "id") if c and c in columns]
+    if context_column and context_column not in columns:
+        _pick_column(columns, context_column, f"{path}")
+    n = 0
+    for batch in pf.iter_batches(batch_size=1024, columns=wanted):
+        for row in batch.to_pylist():
+            n += 1
+            yield _checked(n, _table_record(row, col, context_column))
+
+
+# --- dispatch --------------------------------------------------------------------------
+
+_SUFFIX_FORMATS = {
+    ".csv": "csv", ".parquet": "parquet", ".pq": "parquet", ".json": "chat-json",
+    ".txt": "text", ".jsonl": "jsonl", ".ndjson": "jsonl",
+}  # fmt: skip
+
+
+def _sniff(first: bytes) -> str:
+    s = first.lstrip()
+    if s.startswith(b"["):
+        return "chat-json"
+    if s.startswith(b"{"):
+        try:
+            json.loads(s)
+        except (ValueError, UnicodeDecodeError):
+            return "json-maybe-document"
+        return "jsonl"
+    return "text"
+
+
+def read_rows(
+    source: str | Path | BinaryIO,
+    fmt: str = "auto",
+    *,
+    text_column: str | None = None,
+    context_column: str | None = None,
+    last: bool = False,
+) -> Iterator[Row]:
+    """Read any supported input (a path, ``"-"`` for stdin, or a binary stream).
+
+    Example:
+        >>> rows = list(read_rows(io.BytesIO(b"turn it up\\n\\n")))
+        >>> [(n, type(r).__name__) for n, r in rows]
+        [(1, 'dict'), (2, 'RowError')]
+    """
+    if fmt not in FORMATS:
+        raise InputError(f"unknown --format {fmt!r}; use one of {', '.join(FORMATS)}")
+    path: Path | None = None
+    if isinstance(source, (str, Path)) and str(source) != "-":
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"input file not found: {path}")
+    if fmt == "parquet" or (
+        fmt == "auto" and path and _SUFFIX_FORMATS.get(path.suffix) == "parquet"
+    ):
+        if path is None:
+            raise InputError("Parquet cannot be read from stdin; pass a file path")
+        yield from read_parquet(path, text_column=text_column, context_column=context_column)
+        return
+    if path is not None:
+        stream: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in finally below
+    else:
+        stream = sys.stdin.buffer if isinstance(source, (str, Path)) else source
+    try:
+        yield from _dispatch(stream, fmt, path, text_column, context_column, last)
+    finally:
+        if path is not None:
+            stream.close()
+
+
+def _dispatch(stream, fmt, path, text_column, context_column, last) -> Iterator[Row]:  # noqa: ANN001
+    kind = fmt
+    if fmt == "auto":
+        kind = _SUFFIX_FORMATS.get(path.suffix.lower(), "") if path else ""
+    if kind == "csv":
+        yield from read_csv(stream, text_column=text_column, context_column=context_column)
+        return
+    if kind == "chat-json":
+        yield from _document_or_lines(stream.read(), "auto", last)
+        return
+    head: list[bytes] = []
+    if kind in ("", "chat"):  # sniff the first non-empty line
+        for raw in stream:
+            head.append(raw)
+            if raw.strip():
+                break
+        sniffed = _sniff(head[-1]) if head else "text"
+        if sniffed in ("chat-json", "json-maybe-document"):
+            data = b"".join(head) + stream.read()
+            yield from _document_or_lines(data, "chat" if kind == "chat" else "auto", last)
+            return
+        if kind == "":
+            kind = "jsonl" if sniffed == "jsonl" else "text"
+    lines = itertools.chain(head, stream)
+    if kind == "text":
+        yield from read_text(lines)
+    else:
+        yield from read_jsonl(lines, {"gate": "gate", "chat": "chat"}.get(kind, "auto"), last=last)
+
+
+def _document_or_lines(data: bytes, fmt: str, last: bool) -> Iterator[Row]:
+    """One JSON document if the bytes parse as one, else JSONL with per-line errors."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        yield from read_jsonl(io.BytesIO(data), fmt, last=last)
+        return
+    yield from chat_document(doc, last=last)
