@@ -1,0 +1,151 @@
+"""The handoff context (seed 003) that travels with an escalated turn, at most 2,000 tokens.
+
+The LLM sees only this package, so it carries what the local gate knows (predicted
+decision, events, tags, slots, available tools and accounts) and the conversation so
+far; when it is too long the oldest earlier turns go first, then the latest message is
+shortened, because the newest text matters most to a clarifying question. The
+``correlation_id`` is derived from the record (or taken from it) rather than random, so
+identical turns give identical requests and the client's cache can answer them.
+Left out: summarisation by an LLM (the seed's ``summarize_conversation``); earlier turns
+are kept verbatim, oldest dropped first.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MAX_TOKENS = 2000
+SOURCE_AGENT = "gatecli"
+TARGET_AGENT = "llm-coach"
+_NS = uuid.UUID("6f1c1d0e-6a53-4b0e-9a55-3c0f2b1e9d11")
+
+TokenCounter = Callable[[str], int]
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count without a tokenizer: 1 per non-ASCII char, 1 per 3 ASCII.
+
+    Real BPE/Unigram tokenizers average ~4 ASCII chars per token and at least one token per
+    2 CJK chars, so this over-counts and a package trimmed with it fits any of them.
+
+    Example:
+        >>> estimate_tokens("hello world!"), estimate_tokens("声音调到90")
+        (4, 5)
+    """
+    ascii_chars = sum(1 for c in text if ord(c) < 128)
+    return (len(text) - ascii_chars) + math.ceil(ascii_chars / 3)
+
+
+def _turns(context: Any) -> list[str]:
+    """Earlier turns as ``role: text`` lines, oldest first, from a string or a message list."""
+    if isinstance(context, str):
+        return [line for line in context.splitlines() if line.strip()]
+    if isinstance(context, list):
+        out = []
+        for m in context:
+            if isinstance(m, Mapping):
+                out.append(f"{m.get('role', 'user')}: {m.get('content', '')}")
+            elif isinstance(m, str):
+                out.append(m)
+        return out
+    return []
+
+
+def correlation_id(record: Mapping[str, Any]) -> str:
+    """The record's own ``correlation_id``, else a UUID5 of its content (stable across runs)."""
+    given = record.get("correlation_id")
+    if isinstance(given, str) and given:
+        return given
+    key = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+    return str(uuid.uuid5(_NS, key))
+
+
+def _size(ctx: Mapping[str, Any], count: TokenCounter) -> int:
+    return count(json.dumps(ctx, ensure_ascii=False))
+
+
+def build_handoff(
+    record: Mapping[str, Any],
+    result: Mapping[str, Any],
+    *,
+    reason: str = "escalation",
+    target_agent: str = TARGET_AGENT,
+    count_tokens: TokenCounter | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> dict[str, Any]:
+    """The seed-003 handoff context for one turn, trimmed to ``max_tokens``.
+
+    ``count_tokens`` is the target model's counter when known (e.g. ``Gate.count_tokens``
+    for a shared tokenizer), else :func:`estimate_tokens`. The serialized JSON is counted.
+
+    Example:
+        >>> ctx = build_handoff({"user_message": "remind me"}, {"decision": "ask",
+        ...     "missing_slots": ["time"]})
+        >>> ctx["hop_count"], ctx["handoff_chain"]
+        (1, ['gatecli'])
+    """
+    count = count_tokens or estimate_tokens
+    chain = [str(a) for a in record.get("handoff_chain") or []] + [SOURCE_AGENT]
+    turns = _turns(record.get("conversation_context"))
+    facts = {
+        "decision": result.get("decision"),
+        "probabilities": result.get("probabilities", {}),
+        "events": result.get("events", []),
+        "event_scores": result.get("event_scores", {}),
+        "scenario_tags": result.get("scenario_tags", []),
+        "missing_slots": result.get("missing_slots", []),
+        "lang": result.get("lang"),
+        "available_tools": list(record.get("available_tools") or []),
+        "connected_accounts": list(record.get("connected_accounts") or []),
+        "available_files": list(record.get("available_files") or []),
+        "user_profile": dict(record.get("user_profile") or {}),
+    }
+    events = result.get("events") or list(result.get("event_scores") or {})[:1]
+    intent = f"{result.get('decision', 'ask')}: {', '.join(events) or 'no event'}"
+    if result.get("missing_slots"):
+        intent += f"; missing {', '.join(result['missing_slots'])}"
+    ctx: dict[str, Any] = {
+        "correlation_id": correlation_id(record),
+        "source_agent": SOURCE_AGENT,
+        "target_agent": target_agent,
+        "handoff_reason": reason,
+        "conversation_summary": "\n".join(turns),
+        "user_intent": intent,
+        "user_message": str(record.get("user_message", "")),
+        "key_facts": facts,
+        "hop_count": int(record.get("hop_count") or 0) + 1,
+        "handoff_chain": chain,
+    }
+    return trim(ctx, turns, count, max_tokens)
+
+
+def trim(
+    ctx: dict[str, Any], turns: list[str], count: TokenCounter, max_tokens: int
+) -> dict[str, Any]:
+    """Drop the oldest turns, then the optional facts, then shorten the message, until it fits."""
+    if _size(ctx, count) > max_tokens:
+        # Fewest oldest turns to drop: the size only shrinks as more go, so bisect.
+        lo, hi = 0, len(turns)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            ctx["conversation_summary"] = "\n".join(turns[mid:])
+            if _size(ctx, count) <= max_tokens:
+                hi = mid
+            else:
+                lo = mid + 1
+        ctx["conversation_summary"] = "\n".join(turns[lo:])
+    facts = ctx["key_facts"]
+    for key in ("user_profile", "available_files", "event_scores", "available_tools"):
+        if _size(ctx, count) <= max_tokens:
+            break
+        facts[key] = type(facts[key])()
+    msg = ctx["user_message"]
+    while msg and _size(ctx, count) > max_tokens:
+        over = _size(ctx, count) - max_tokens
+        msg = msg[: max(0, len(msg) - max(over, len(msg) // 10, 1))]
+        ctx["user_message"] = msg
+    return ctx
