@@ -1,0 +1,126 @@
+"""Candidate vs baseline: metric deltas, per-turn flips and the release gate (seed 001).
+
+"No behaviour change without an eval": a new model ships when it is no worse than the one
+it replaces on the criteria in a YAML file, and the turns it newly gets wrong are listed by
+message so a person can read them, not just a number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_GATE = Path(__file__).with_name("default_gate.yaml")
+DELTA_METRICS = (
+    "decision.accuracy", "decision.macro_f1", "decision.safety_recall", "decision.ece",
+    "events.micro_f1", "events.macro_f1", "events.false_positive_rate", "events.turn_recall",
+    "scenario_tags.micro_f1", "missing_slots.micro_f1", "escalation_share", "latency_ms.p50",
+)  # fmt: skip
+FLIP_HEADS = ("decision", "events")
+
+
+def lookup(tree: Any, dotted: str) -> Any:
+    """``lookup(d, "decision.macro_f1")`` -> ``d["decision"]["macro_f1"]`` or None."""
+    for part in dotted.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return None
+        tree = tree[part]
+    return tree
+
+
+def deltas(model: dict[str, Any], base: dict[str, Any]) -> dict[str, dict[str, float | None]]:
+    """``{metric: {model, baseline, delta}}`` over the overall slice of one suite."""
+    out = {}
+    for key in DELTA_METRICS:
+        a, b = lookup(model["overall"], key), lookup(base["overall"], key)
+        if a is None and b is None:
+            continue
+        out[key] = {"model": a, "baseline": b,
+                    "delta": a - b if a is not None and b is not None else None}  # fmt: skip
+    return out
+
+
+def flips(model_turns: list[dict], base_turns: list[dict]) -> dict[str, list[dict]]:
+    """Turns that went wrong -> right (``fixed``) or right -> wrong (``broken``), by head.
+
+    Turns are matched by position (both predictors saw the same records in the same order).
+    """
+    fixed: list[dict] = []
+    broken: list[dict] = []
+    for m, b in zip(model_turns, base_turns, strict=True):
+        if m["error"] is not None or b["error"] is not None:
+            continue
+        for head in FLIP_HEADS:
+            cm, cb = m["correct"][head], b["correct"][head]
+            if cm is None or cm == cb:
+                continue
+            row = {"id": m["id"], "message": m["message"], "head": head, "gold": m["gold"][head],
+                   "model": m["pred"][head], "baseline": b["pred"][head]}  # fmt: skip
+            (fixed if cm else broken).append(row)
+    return {"fixed": fixed, "broken": broken}
+
+
+def load_criteria(path: str | Path | None = None) -> list[dict[str, Any]]:
+    """The release-gate criteria (default: the YAML shipped beside this module)."""
+    p = Path(path) if path else DEFAULT_GATE
+    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    crit = data.get("criteria") if isinstance(data, dict) else None
+    if not isinstance(crit, list):
+        raise ValueError(f"{p}: expected a top-level 'criteria:' list")
+    return crit
+
+
+def _check(c: dict[str, Any], suite: str, model: dict, base: dict) -> dict[str, Any] | None:
+    name = c.get("name") or c.get("metric") or c.get("view") or c.get("check")
+    row = {"name": name, "suite": suite}
+    if c.get("check") == "seeds_all_pass":
+        mv, bv = lookup(model, "views.seeds"), lookup(base, "views.seeds")
+        if mv is None or bv is None:
+            return None
+        if not bv["all_pass"]:
+            return {**row, "passed": True, "model": mv["passed"], "baseline": bv["passed"],
+                    "reason": "skipped: the baseline does not pass every seed"}  # fmt: skip
+        return {**row, "passed": mv["all_pass"], "model": mv["passed"], "baseline": bv["passed"],
+                "reason": f"{mv['passed']}/{mv['n']} seeds pass"}  # fmt: skip
+    key = c.get("metric")
+    where = "overall" if key else "views"
+    key = key or c.get("view")
+    if not key:
+        raise ValueError(f"gate criterion {name!r} needs one of metric, view, check")
+    mv, bv = lookup(model[where], key), lookup(base[where], key)
+    if mv is None or bv is None:
+        return None
+    change = mv - bv
+    if "max_drop" in c:
+        ok = -change <= float(c["max_drop"]) + 1e-12
+        reason = f"{key} {bv:.4f} -> {mv:.4f} (may drop {c['max_drop']})"
+    elif "max_rise" in c:
+        ok = change <= float(c["max_rise"]) + 1e-12
+        reason = f"{key} {bv:.4f} -> {mv:.4f} (may rise {c['max_rise']})"
+    else:
+        raise ValueError(f"gate criterion {name!r} needs max_drop or max_rise")
+    return {**row, "passed": ok, "model": mv, "baseline": bv, "reason": reason}
+
+
+def release_gate(
+    suites: dict[str, dict[str, Any]], criteria: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Apply every criterion to every suite that has both values; passed = all pass.
+
+    Example:
+        >>> release_gate({"seeds": {"model": m, "baseline": b}}, load_criteria())  # doctest: +SKIP
+        {'passed': True, 'checks': [...]}
+    """
+    checks = []
+    for suite, res in suites.items():
+        if "baseline" not in res:
+            continue
+        for c in criteria:
+            if c.get("suites") and suite not in c["suites"]:
+                continue
+            row = _check(c, suite, res["model"], res["baseline"])
+            if row is not None:
+                checks.append(row)
+    return {"passed": all(c["passed"] for c in checks), "checks": checks}

@@ -1,0 +1,197 @@
+"""Metric functions over plain Python labels, computed with numpy only.
+
+The runtime ships without scikit-learn, so the few metrics the evaluation needs live here
+and are checked against hand-computed cases in ``tests/test_eval.py``. Every function takes
+gold and predicted labels already filtered to the turns whose gold label is known (a
+``None`` head label means "unknown" and is dropped by the caller, never scored as "none").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+ECE_BINS = 15
+
+
+def _safe_div(num: float, den: float) -> float:
+    return float(num) / float(den) if den else 0.0
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def single_label(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
+    """Accuracy, macro-F1, per-class precision/recall/F1/support and the confusion matrix.
+
+    Macro-F1 averages over the labels that occur in gold or predictions (a class absent from
+    both says nothing about the model), which is what scikit-learn does by default.
+
+    Example:
+        >>> single_label(["a", "b"], ["a", "a"], ["a", "b"])["macro_f1"]
+        0.3333333333333333
+    """
+    labels = list(labels) + sorted({*gold, *pred} - set(labels))
+    index = {lab: i for i, lab in enumerate(labels)}
+    cm = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for g, p in zip(gold, pred, strict=True):
+        cm[index[g], index[p]] += 1
+    tp = np.diag(cm)
+    per_class: dict[str, dict[str, float]] = {}
+    f1s = []
+    for i, lab in enumerate(labels):
+        prec = _safe_div(tp[i], cm[:, i].sum())
+        rec = _safe_div(tp[i], cm[i, :].sum())
+        f1 = _f1(prec, rec)
+        per_class[lab] = {
+            "precision": prec, "recall": rec, "f1": f1, "support": int(cm[i, :].sum()),
+        }  # fmt: skip
+        if cm[i, :].sum() or cm[:, i].sum():
+            f1s.append(f1)
+    return {
+        "n": int(cm.sum()),
+        "accuracy": _safe_div(tp.sum(), cm.sum()),
+        "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
+        "per_class": per_class,
+        "labels": labels,
+        "confusion": cm.tolist(),
+    }
+
+
+def multi_label(
+    gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], labels: Sequence[str]
+) -> dict[str, Any]:
+    """Micro/macro F1, recall on turns that have gold labels and the false positive rate.
+
+    ``false_positive_rate`` is the share of turns whose gold set is empty that get at least
+    one predicted label: for events, how often the gate acts when it should only answer.
+    ``turn_recall`` is the share of gold labels found on turns that have any.
+
+    Example:
+        >>> multi_label([["x"], []], [["x"], ["y"]], ["x", "y"])["false_positive_rate"]
+        1.0
+    """
+    labels = list(labels) + sorted({x for s in [*gold, *pred] for x in s} - set(labels))
+    tp = dict.fromkeys(labels, 0)
+    fp = dict.fromkeys(labels, 0)
+    fn = dict.fromkeys(labels, 0)
+    empty = empty_fp = 0
+    found = wanted = 0
+    exact = 0
+    for g, p in zip(gold, pred, strict=True):
+        gs, ps = set(g), set(p)
+        exact += gs == ps
+        for lab in gs & ps:
+            tp[lab] += 1
+        for lab in ps - gs:
+            fp[lab] += 1
+        for lab in gs - ps:
+            fn[lab] += 1
+        if gs:
+            wanted += len(gs)
+            found += len(gs & ps)
+        else:
+            empty += 1
+            empty_fp += bool(ps)
+    TP, FP, FN = sum(tp.values()), sum(fp.values()), sum(fn.values())
+    micro_p, micro_r = _safe_div(TP, TP + FP), _safe_div(TP, TP + FN)
+    per_label: dict[str, dict[str, float]] = {}
+    f1s = []
+    for lab in labels:
+        prec, rec = _safe_div(tp[lab], tp[lab] + fp[lab]), _safe_div(tp[lab], tp[lab] + fn[lab])
+        per_label[lab] = {
+            "precision": prec, "recall": rec, "f1": _f1(prec, rec), "support": tp[lab] + fn[lab],
+        }  # fmt: skip
+        if tp[lab] + fp[lab] + fn[lab]:
+            f1s.append(per_label[lab]["f1"])
+    n = len(gold)
+    return {
+        "n": n,
+        "micro_precision": micro_p,
+        "micro_recall": micro_r,
+        "micro_f1": _f1(micro_p, micro_r),
+        "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
+        "exact_match": _safe_div(exact, n),
+        "turn_recall": _safe_div(found, wanted),
+        "n_empty": empty,
+        "false_positive_rate": _safe_div(empty_fp, empty),
+        "per_label": per_label,
+    }
+
+
+def ece(
+    confidence: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS
+) -> dict[str, Any]:
+    """Top-label expected calibration error with equal-width bins, plus the reliability bins.
+
+    Example:
+        >>> round(ece([0.9, 0.9], [True, False])["ece"], 2)
+        0.4
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(correct, dtype=np.float64)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    # bin k holds (edges[k], edges[k+1]]; confidence 0 goes to the first bin
+    idx = np.clip(np.searchsorted(edges, conf, side="left") - 1, 0, bins - 1)
+    total, rows = 0.0, []
+    for k in range(bins):
+        m = idx == k
+        cnt = int(m.sum())
+        if cnt:
+            acc, avg = float(ok[m].mean()), float(conf[m].mean())
+            total += cnt / len(conf) * abs(acc - avg)
+        else:
+            acc = avg = 0.0
+        rows.append({"lo": float(edges[k]), "hi": float(edges[k + 1]), "count": cnt,
+                     "accuracy": acc, "confidence": avg})  # fmt: skip
+    return {"ece": total if len(conf) else 0.0, "bins": rows}
+
+
+def risk_coverage(
+    confidence: Sequence[float], correct: Sequence[bool], points: int = 21
+) -> dict[str, Any]:
+    """Accuracy of the kept turns when the lowest-confidence share is escalated.
+
+    Example:
+        >>> risk_coverage([0.9, 0.2], [True, False], points=3)["accuracy"]
+        [0.5, 1.0, 0.0]
+    """
+    conf = np.asarray(confidence, dtype=np.float64)
+    ok = np.asarray(correct, dtype=np.float64)
+    order = np.argsort(-conf, kind="stable")  # most confident first
+    n = len(conf)
+    escalated, accuracy = [], []
+    for share in np.linspace(0.0, 1.0, points):
+        keep = n - int(round(share * n))
+        escalated.append(round(float(share), 4))
+        accuracy.append(float(ok[order[:keep]].mean()) if keep else 0.0)
+    aurc = float(np.mean([1 - a for a in accuracy[:-1]])) if n else 0.0
+    return {"escalated_share": escalated, "accuracy": accuracy, "area_under_risk": aurc}
+
+
+def escalates(probs: dict[str, float], decision: str, ask_margin: float) -> bool:
+    """The spec §4 rule: top decision ``ask``, or ``ask`` within the margin of the top label;
+    never for a turn that ends ``safety`` or ``refuse``.
+
+    Example:
+        >>> escalates({"execute": 0.5, "ask": 0.4}, "execute", 0.15)
+        True
+    """
+    if not probs or decision in ("safety", "refuse"):
+        return False
+    top = max(probs, key=probs.__getitem__)
+    if top in ("safety", "refuse"):
+        return False
+    return top == "ask" or probs[top] - probs.get("ask", 0.0) <= ask_margin
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float]:
+    """Latency p50/p90/mean in milliseconds (zeros for an empty list)."""
+    if not len(values):
+        return {"p50": 0.0, "p90": 0.0, "mean": 0.0}
+    arr = np.asarray(values, dtype=np.float64)
+    return {"p50": float(np.percentile(arr, 50)), "p90": float(np.percentile(arr, 90)),
+            "mean": float(arr.mean())}  # fmt: skip
