@@ -1,0 +1,82 @@
+"""The corpus pipeline on a small slice of the raw data (seconds, not minutes)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gatecli.train.corpus.build import build
+from gatecli.train.corpus.records import normalise, validate
+from gatecli.train.corpus.split import LeakError, check_leaks
+
+RAW = Path(os.environ.get("GATECLI_RAW", Path(__file__).resolve().parents[2] / "shared/datasets"))
+EMPTY = Path("/nonexistent-authored")  # hermetic: authored files change while people write them
+pytestmark = pytest.mark.skipif(not RAW.exists(), reason="raw datasets not present")
+
+
+def _read(path: Path) -> list[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("corpus")
+    build(RAW, out, limit_per_source=30, card=out / "README.md", authored_dir=EMPTY)
+    return out
+
+
+def test_records_valid_and_masked(built: Path) -> None:
+    recs = [r for s in ("train", "dev", "test") for r in _read(built / f"corpus/{s}.jsonl.gz")]
+    assert len(recs) > 300
+    assert all(not validate(r) for r in recs)
+    adv = [r for r in recs if r["source"] == "advbench"]
+    assert adv and all(r["labels"]["scenario_tags"] is None for r in adv)
+    assert all(r["labels"]["events"] == [] and r["labels"]["decision"] == "refuse" for r in adv)
+    assert {r["split"] for r in recs} <= {"train", "dev", "test"}
+    evals = [r for p in (built / "eval").glob("*.jsonl.gz") for r in _read(p)]
+    assert evals and all(r["split"] == "eval_only" and not validate(r) for r in evals)
+
+
+def test_no_leaks_and_groups_whole(built: Path) -> None:
+    split_of_group: dict[str, str] = {}
+    train = set()
+    for s in ("train", "dev", "test"):
+        for r in _read(built / f"corpus/{s}.jsonl.gz"):
+            if r["provenance"] != "augmented":
+                assert split_of_group.setdefault(r["group"], s) == s
+            if s == "train":
+                train.add(normalise(r["input"]["user_message"]))
+    held = [r for s in ("dev", "test") for r in _read(built / f"corpus/{s}.jsonl.gz")]
+    held += [r for p in (built / "eval").glob("*.jsonl.gz") for r in _read(p)]
+    assert not [r for r in held if normalise(r["input"]["user_message"]) in train]
+
+
+def test_rebuild_byte_identical(built: Path, tmp_path: Path) -> None:
+    build(RAW, tmp_path, limit_per_source=30, card=tmp_path / "README.md", authored_dir=EMPTY)
+    for p in sorted((built / "corpus").glob("*.gz")) + sorted((built / "eval").glob("*.gz")):
+        assert (tmp_path / p.relative_to(built)).read_bytes() == p.read_bytes(), p.name
+
+
+def test_planted_leak_fails() -> None:
+    # an XSTest prompt (eval-only) planted as a training record with another spelling
+    xs = (RAW / "xstest/xstest_prompts.csv").read_text(encoding="utf-8").splitlines()[1]
+    prompt = xs.split(",")[1].strip('"')
+    row = {
+        "id": "planted:1",
+        "source": "planted",
+        "lang": "en",
+        "input": {"user_message": prompt.upper() + " !!"},
+        "labels": {"decision": "execute", "events": [], "scenario_tags": [], "missing_slots": []},
+        "note": "planted",
+        "group": "planted",
+    }
+    corpus = {"train": [row], "dev": [], "test": []}
+    with pytest.raises(LeakError):
+        check_leaks(corpus, {"xstest": [{"id": "x", "input": {"user_message": prompt}}]})
+    with pytest.raises(LeakError):  # and a train message in dev
+        check_leaks({"train": [row], "dev": [dict(row, id="planted:2")], "test": []}, {})
