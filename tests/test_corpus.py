@@ -80,3 +80,25 @@ def test_planted_leak_fails() -> None:
         check_leaks(corpus, {"xstest": [{"id": "x", "input": {"user_message": prompt}}]})
     with pytest.raises(LeakError):  # and a train message in dev
         check_leaks({"train": [row], "dev": [dict(row, id="planted:2")], "test": []}, {})
+
+
+def test_label_refinements_and_capability_filter() -> None:
+    from gatecli.train.corpus.augment import imperative
+    from gatecli.train.corpus.label_rules import refine
+
+    cal = (["calendar.schedule.create"], "execute", ["private_data"])
+    assert refine("calendar_set", "i'll be seeing my therapist on thursday", set(), cal)[0] == (
+        [],
+        "execute",
+        ["statement"],
+    )
+    assert refine("calendar_set", "remind me to call mom at 5", {"time"}, cal)[0] == cal
+    assert refine("social_post", "i have a complaint", set(), (["social.post"], "execute", []))[0]
+    assert refine("calendar_query", "what else is on the list", set(), cal)[0] is None
+    email = (["message.email.send"], "execute", ["private_data"])
+    assert refine("email_sendemail", "email tom", {"person"}, email)[0][1] == "ask_content"
+    assert refine("email_sendemail", "email tom about lunch", {"person"}, email)[0] == email
+    assert imperative("turn on the lights", "en")
+    assert not imperative("please recommend a restaurant", "en")
+    assert not imperative("what is the forecast for 15:04", "en")
+    assert not imperative("天气预报是什么", "zh")

@@ -9,242 +9,38 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from typing import Any
 
 from gatecli.train.corpus.records import make_record
+from gatecli.train.corpus.wrappers import DONE, PER_KIND, W
 
-W: dict[str, dict[str, list[str]]] = {
-    "capability": {
-        "en": [
-            "can you {x}?",
-            "could you {x}?",
-            "are you able to {x}?",
-            "is it possible for you to {x}?",
-            "do you know how to {x}?",
-            "can you actually {x}?",
-            "would you be able to {x}?",
-            "is {x} something you can do?",
-            "are you capable of doing this: {x}?",
-            "do you have the ability to {x}?",
-            "just wondering, can you {x}?",
-            "quick question: could you {x} if I wanted?",
-            "is this assistant able to {x}?",
-            "do you support requests like '{x}'?",
-            "can this thing {x}?",
-            "out of curiosity, are you able to {x}?",
-            "could you ever {x}?",
-            "does it work if I say '{x}'?",
-        ],
-        "fr": [
-            "tu sais {x} ?",
-            "tu peux {x} ?",
-            "est-ce que tu peux {x} ?",
-            "es-tu capable de {x} ?",
-            "tu es capable de faire ça : {x} ?",
-            "c'est possible pour toi de {x} ?",
-            "est-ce que tu sais faire ça : {x} ?",
-            "tu pourrais {x} ?",
-            "sais-tu faire « {x} » ?",
-            "est-il possible de te demander « {x} » ?",
-            "juste pour savoir, tu peux {x} ?",
-            "tu gères les demandes comme « {x} » ?",
-            "est-ce que cet assistant peut {x} ?",
-            "par curiosité, tu saurais {x} ?",
-            "ça marche si je te dis « {x} » ?",
-            "tu es en mesure de {x} ?",
-            "tu as la possibilité de {x} ?",
-        ],
-        "zh": [
-            "你能{x}吗",
-            "你会{x}吗？",
-            "你可以{x}吗？",
-            "你有办法{x}吗？",
-            "你能不能{x}？",
-            "请问你支持“{x}”这种操作吗？",
-            "你会不会{x}？",
-            "“{x}”这个你做得到吗？",
-            "我想问一下，你能{x}吗？",
-            "你具备{x}的能力吗？",
-            "好奇问一下，你可以{x}吗？",
-            "你这个助手能{x}不？",
-            "如果我说“{x}”，你能处理吗？",
-            "你是否能够{x}？",
-            "你有没有{x}的功能？",
-            "你能帮人{x}吗？",
-            "你会处理“{x}”这种请求吗？",
-        ],
-    },
-    "hypothetical": {
-        "en": [
-            "if I asked you to {x}, would you do it?",
-            "hypothetically, what would happen if I said '{x}'?",
-            "suppose I told you '{x}', what then?",
-            "imagine I said '{x}', how would you handle it?",
-            "what if I asked you to {x}?",
-            "if I were to say '{x}', what would you do?",
-            "let's say I wanted you to {x}, would that work?",
-            "in theory, if I said '{x}'?",
-            "just hypothetically: {x}. would you?",
-            "say I asked '{x}', what would you reply?",
-            "if someone told you '{x}', how would you respond?",
-            "pretend I said '{x}', what happens?",
-            "would you {x} if I asked, in principle?",
-            "assuming I said '{x}', would you act on it?",
-            "what would you do if I told you to {x}?",
-            "consider this: '{x}'. how would you react?",
-        ],
-        "fr": [
-            "et si je te demandais de {x} ?",
-            "si je te disais « {x} », tu ferais quoi ?",
-            "imaginons que je dise « {x} », que se passerait-il ?",
-            "supposons que je te demande « {x} » ?",
-            "en théorie, si je disais « {x} » ?",
-            "hypothétiquement, « {x} », tu le ferais ?",
-            "si jamais je te disais « {x} », comment tu réagirais ?",
-            "admettons que je dise « {x} » ?",
-            "que ferais-tu si je te disais de {x} ?",
-            "et si quelqu'un te disait « {x} » ?",
-            "juste une hypothèse : « {x} ». tu ferais quoi ?",
-            "mettons que je te demande de {x} ?",
-            "imagine que je te dise « {x} »",
-            "si je te demandais « {x} », tu répondrais quoi ?",
-            "en principe, si je disais « {x} », ça marcherait ?",
-            "dans l'hypothèse où je dirais « {x} » ?",
-        ],
-        "zh": [
-            "假如我让你{x}，你会怎么做？",
-            "如果我说“{x}”，会发生什么？",
-            "假设我跟你说“{x}”呢？",
-            "要是我让你{x}，你会照做吗？",
-            "打个比方，我说“{x}”，你会怎么处理？",
-            "万一我说“{x}”，你会怎样？",
-            "如果有人对你说“{x}”，你会怎么回应？",
-            "假设一下：{x}，你会做吗？",
-            "设想我说了“{x}”，然后呢？",
-            "理论上，如果我说“{x}”，你会执行吗？",
-            "假如我对你说“{x}”会怎样？",
-            "如果我真的让你{x}呢？",
-            "我只是假设啊，“{x}”你会做吗？",
-            "倘若我说“{x}”，你会如何反应？",
-            "要是我哪天说“{x}”，你会怎么办？",
-            "假如要你{x}，你会答应吗？",
-        ],
-    },
-    "follow_up": {
-        "en": [
-            "and also {x}",
-            "oh, and {x}",
-            "one more thing: {x}",
-            "also, {x}",
-            "then {x}",
-            "after that, {x}",
-            "great, now {x}",
-            "thanks. next, {x}",
-            "ok and {x}",
-            "perfect, {x} too",
-            "next up: {x}",
-            "while you're at it, {x}",
-            "good. {x}",
-            "now {x} please",
-            "and then {x}",
-            "alright, {x} as well",
-        ],
-        "fr": [
-            "et aussi {x}",
-            "ah, et {x}",
-            "encore une chose : {x}",
-            "ensuite {x}",
-            "après ça, {x}",
-            "super, maintenant {x}",
-            "merci. {x}",
-            "ok et {x}",
-            "parfait, {x} aussi",
-            "puis {x}",
-            "tant que tu y es, {x}",
-            "bien. {x}",
-            "maintenant {x} s'il te plaît",
-            "et ensuite {x}",
-            "d'accord, {x} également",
-            "au fait, {x}",
-        ],
-        "zh": [
-            "还有，{x}",
-            "对了，{x}",
-            "另外{x}",
-            "然后{x}",
-            "接着{x}",
-            "好的，再{x}",
-            "谢谢。还要{x}",
-            "行，那{x}",
-            "顺便{x}",
-            "好，下一个：{x}",
-            "再帮我{x}",
-            "嗯，{x}",
-            "然后再{x}吧",
-            "完了以后{x}",
-            "对了对了，{x}",
-            "好的，接下来{x}",
-        ],
-    },
-    "multi": {
-        "en": [
-            "{x} and {y}",
-            "{x}, then {y}",
-            "{x} and after that {y}",
-            "first {x}, then {y}",
-            "{x}. also {y}",
-            "{x} and also {y}",
-            "{x}, and {y} too",
-            "{x}; {y}",
-            "please {x} and {y}",
-            "{x}, plus {y}",
-            "{x} and then {y}",
-            "two things: {x}, and {y}",
-            "{x}, oh and {y}",
-            "{x}, afterwards {y}",
-            "{x} as well as {y}",
-            "can you {x} and {y}",
-        ],
-        "fr": [
-            "{x} et {y}",
-            "{x}, puis {y}",
-            "{x} et ensuite {y}",
-            "d'abord {x}, puis {y}",
-            "{x}. aussi {y}",
-            "{x} et aussi {y}",
-            "{x}, et {y} également",
-            "{x} ; {y}",
-            "{x}, après {y}",
-            "{x}, et puis {y}",
-            "deux choses : {x}, et {y}",
-            "{x}, ah et {y}",
-            "{x} ainsi que {y}",
-            "{x} et après ça {y}",
-            "{x}, en plus {y}",
-            "{x}, ensuite {y}",
-        ],
-        "zh": [
-            "{x}，然后{y}",
-            "{x}，再{y}",
-            "先{x}，再{y}",
-            "{x}，接着{y}",
-            "{x}，还有{y}",
-            "{x}，另外{y}",
-            "{x}，顺便{y}",
-            "{x}；{y}",
-            "{x}，之后{y}",
-            "两件事：{x}，还有{y}",
-            "{x}，完了{y}",
-            "{x}，同时{y}",
-            "{x}，对了{y}",
-            "{x}，然后再{y}",
-            "{x}并且{y}",
-            "{x}，再帮我{y}",
-        ],
-    },
-}
-DONE = {"en": "Done.", "fr": "C'est fait.", "zh": "好的，已经完成。"}
-PER_KIND = {"en": 700, "fr": 400, "zh": 500}
+# Capability wrappers take imperative verb phrases only (hand-check 2026, pattern 1): a
+# wh-question or a statement inside "can you …?" is broken text, and "please" makes a request.
+_EN_VERB_WORDS = (
+    "set turn play wake remind add put find search show check look give get book call order "
+    "start stop pause resume skip increase decrease lower raise mute unmute dim brighten switch "
+    "make open close cancel delete remove create schedule send read list change adjust shut "
+    "activate enable disable update take buy reserve rate recommend tell clean vacuum brew "
+    "boost reduce lock unlock snooze reset repeat shuffle go continue clear email text post "
+    "tweet save note plan arrange locate navigate display dial begin end mark"
+)
+_EN_VERBS = frozenset(_EN_VERB_WORDS.split())
+_POLITE = re.compile(r"\b(please|pls|plz)\b|s'il (te|vous) pla[iî]t|\bstp\b|请", re.I)
+_FR_INF = re.compile(r"^[a-zàâçéèêëîïôûùüÿœ-]+(er|ir|oir)$")
+_FR_RE_VERBS = {"mettre", "remettre", "éteindre", "reprendre", "prendre", "faire", "lire", "dire"}
+_FR_BAD = re.compile(
+    r"\b[ldj]'(?=[^aeéèêiîoôuyhâ])|\b(de|à) (les|le)\b|\bdes les?\b|\b(le|la) [aeéèêiîoôuy]",
+    re.I,
+)
+_ZH_VERB = re.compile(
+    r"^(帮我|给我)?(打开|开启|关闭|关掉|关上|关|开|设置|设定|设|调高|调低|调大|调小|调到|调|把|将|"
+    r"播放|放|暂停|继续|停止|停|删除|删掉|取消|添加|加|提醒|告诉|查询|查找|查看|查|搜索|找|显示|"
+    r"启动|增加|减少|降低|提高|订|预订|叫|切换|跳过|静音|清除|列出|创建|新建|开始|让)"
+)
+_ZH_QUESTION = re.compile(r"什么|怎么|怎样|吗|呢|多少|几[点个号时]|哪|谁|是否|是不是|有没有|？|\?")
+_CJK = r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]"
+_ZH_SPACE = re.compile(rf"(?<={_CJK})\s+|\s+(?={_CJK})")
 
 
 def heldout(wid: str) -> bool:
@@ -254,9 +50,52 @@ def heldout(wid: str) -> bool:
 
 def _strip(text: str, lang: str) -> str:
     text = text.strip().rstrip("?.!？。！")
+    if lang == "zh":  # xSID zh is tokenised with spaces ("天气 预报 怎么样")
+        text = _ZH_SPACE.sub("", text)
     if lang in ("en", "fr") and text[:1].isupper() and not text[:2].isupper():
         text = text[0].lower() + text[1:]
     return text
+
+
+def imperative(text: str, lang: str) -> bool:
+    """A base a capability wrapper may take: an imperative (en, zh) or infinitive (fr) phrase.
+
+    Example:
+        >>> imperative("turn on the lights", "en"), imperative("what is the forecast", "en")
+        (True, False)
+    """
+    if _POLITE.search(text) or "?" in text or "？" in text:
+        return False
+    if lang == "zh":
+        return bool(_ZH_VERB.match(text)) and not _ZH_QUESTION.search(text)
+    words = text.split()
+    if not words or len(words) > 14:
+        return False
+    if lang == "fr":
+        first = words[0].lower()
+        return bool(_FR_INF.match(first) or first in _FR_RE_VERBS) and not _FR_BAD.search(text)
+    return words[0].lower() in _EN_VERBS
+
+
+def grammatical(message: str, lang: str) -> bool:
+    """Cheap last check on a wrapper's output: no leftover slot brackets, sane length.
+
+    Example:
+        >>> grammatical("can you turn on the lights?", "en")
+        True
+    """
+    if re.search(r"[\[\]{}]", message):
+        return False
+    if lang == "zh":
+        return len(message) <= 60 and not re.search(r"[A-Za-z]{3,}", message)
+    if lang == "fr" and _FR_BAD.search(message):
+        return False
+    return len(message.split()) <= 30
+
+
+def _fr_elide(message: str) -> str:
+    """French elision after a template's "de": "de éclairer" -> "d'éclairer"."""
+    return re.sub(r"\bde ([aeéèêiîoôuy])", r"d'\1", message)
 
 
 def _bases(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -285,6 +124,10 @@ def augment(records: list[dict[str, Any]], seed: int = 7) -> list[dict[str, Any]
     for kind, by_lang in sorted(W.items()):
         for lang, wrappers in sorted(by_lang.items()):
             pool = sorted((b for b in bases if b["lang"] == lang), key=lambda b: b["id"])
+            if kind == "capability":
+                pool = [
+                    b for b in pool if imperative(_strip(b["input"]["user_message"], lang), lang)
+                ]
             rng = random.Random(f"{seed}:{kind}:{lang}")
             for k in range(min(PER_KIND[lang], len(pool))):
                 wi = rng.randrange(len(wrappers))
@@ -319,9 +162,12 @@ def _wrap(
     )
     rid = f"augmented:{wid}:{k}"
     if kind == "capability":
+        msg = _fr_elide(tpl.format(x=x)) if lang == "fr" else tpl.format(x=x)
+        if not grammatical(msg, lang):
+            return None
         return make_record(
             rid=rid,
-            message=tpl.format(x=x),
+            message=msg,
             decision="execute",
             events=[],
             tags=["capability_question"],

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gatecli.train.corpus import augment, dialogue, eval_suites, home_assistant, intents
+from gatecli.train.corpus import augment, dialogue, eval_suites, home_assistant, intents, xsid
 from gatecli.train.corpus import safety_sets as S
 from gatecli.train.corpus.records import normalise, validate
 from gatecli.train.corpus.split import assign_splits, check_leaks, dedup
@@ -28,7 +28,7 @@ def loaders() -> dict[str, Callable[[Path], list[dict[str, Any]]]]:
         "clinc150_oos": intents.load_clinc,
         "snips_2017": intents.load_snips,
         "slurp": intents.load_slurp,
-        "xsid": intents.load_xsid_dev,
+        "xsid": xsid.load_xsid_dev,
         "home_assistant_intents": home_assistant.load_templates,
         "sgd_subset": dialogue.load_sgd,
         "crosswoz": dialogue.load_crosswoz,

@@ -97,10 +97,34 @@ def _sample(items: list, cap: int | None, seed: str) -> list:
     return sorted(random.Random(seed).sample(items, cap), key=lambda r: r["id"])
 
 
+def sgd_required(schema_path: Path) -> dict[tuple[str, str], list[str]]:
+    """(service, intent) -> the schema's required slots (what must be known to call the API)."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for svc in json.loads(schema_path.read_text(encoding="utf-8")):
+        for it in svc["intents"]:
+            out[(svc["service_name"], it["name"])] = list(it["required_slots"])
+    return out
+
+
+def _unfilled(turn: dict, required: dict[tuple[str, str], list[str]]) -> set[str]:
+    """Our slot names for the active intent's required slots that no frame has filled yet.
+
+    Only slots that map to one of our names count, and a name is missing only when no filled
+    slot of any frame maps to it (SGD carries values between services): so the added slots are
+    the unambiguous ones (hand-check 2026, pattern 8).
+    """
+    frame = turn["frames"][0]
+    need = required.get((frame["service"], frame["state"]["active_intent"]), [])
+    filled = {SGD_SLOT_MAP.get(k) for fr in turn["frames"] for k in fr["state"]["slot_values"]}
+    missing = {SGD_SLOT_MAP.get(s) for s in need if s not in frame["state"]["slot_values"]}
+    return {m for m in missing if m is not None and m not in filled}
+
+
 def load_sgd(raw: Path, cap: int | None = 4000) -> list[dict[str, Any]]:
     asks: list[dict] = []
     execs: list[dict] = []
     for split in ("dev", "test"):
+        required = sgd_required(raw / "sgd_subset" / split / "schema.json")
         for f in sorted((raw / "sgd_subset" / split).glob("dialogues_*.json")):
             for dl in json.loads(f.read_text(encoding="utf-8")):
                 turns = dl["turns"]
@@ -108,7 +132,9 @@ def load_sgd(raw: Path, cap: int | None = 4000) -> list[dict[str, Any]]:
                 for i, t in enumerate(turns):
                     role = "user" if t["speaker"] == "USER" else "assistant"
                     if role == "user" and i + 1 < len(turns):
-                        rec = _sgd_turn(dl["dialogue_id"], split, i, t, turns[i + 1], hist)
+                        rec = _sgd_turn(
+                            dl["dialogue_id"], split, i, t, turns[i + 1], hist, required
+                        )
                         if rec is not None:
                             (asks if rec["labels"]["decision"] == "ask" else execs).append(rec)
                     hist.append((role, t["utterance"]))
@@ -116,7 +142,15 @@ def load_sgd(raw: Path, cap: int | None = 4000) -> list[dict[str, Any]]:
     return _sample(asks, half, "sgd:ask") + _sample(execs, half, "sgd:exec")
 
 
-def _sgd_turn(did: str, split: str, i: int, turn: dict, nxt: dict, hist: list) -> dict | None:
+def _sgd_turn(
+    did: str,
+    split: str,
+    i: int,
+    turn: dict,
+    nxt: dict,
+    hist: list,
+    required: dict[tuple[str, str], list[str]] | None = None,
+) -> dict | None:
     frame = turn["frames"][0]
     intent = frame["state"]["active_intent"]
     if intent in SGD_SKIP_INTENTS or intent not in SGD_EVENTS:
@@ -135,13 +169,19 @@ def _sgd_turn(did: str, split: str, i: int, turn: dict, nxt: dict, hist: list) -
         req = [a["slot"] for a in acts if a["act"] == "REQUEST"]
         mapped = [SGD_SLOT_MAP.get(s) for s in req]
         slots = None if None in mapped else sorted(set(mapped))
+        note = f"SGD {intent}: next system act REQUEST {req} -> ask"
+        if slots is not None:
+            extra = sorted(_unfilled(turn, required or {}) - set(slots))
+            if extra:
+                slots = sorted(set(slots) | set(extra))
+                note += f"; schema required slots not yet filled: {extra}"
         return make_record(
             **base,
             decision="ask",
             events=[],
             tags=None,
             slots=slots,
-            note=f"SGD {intent}: next system act REQUEST {req} -> ask",
+            note=note,
         )
     if names & EXECUTE_ACTS:
         user_acts = {a["act"] for fr in turn["frames"] for a in fr["actions"]}

@@ -9,8 +9,8 @@ from typing import Any
 
 from gatecli.train.corpus import intent_maps as M
 from gatecli.train.corpus.home_assistant import load_tests as load_home_assistant
-from gatecli.train.corpus.intents import read_xsid, xsid_labels
 from gatecli.train.corpus.records import make_record
+from gatecli.train.corpus.xsid import read_xsid, xsid_labels
 
 W2C = {"tool_call": "execute", "request_for_info": "ask", "cannot_answer": "connect"}
 # SimpleSafetyTests harm area -> decision (spec §2.1: safety = urgent risk to the user).
@@ -157,7 +157,7 @@ def xsid(raw: Path) -> list[dict[str, Any]]:
     for lang in ("en", "zh"):
         for n, row in enumerate(read_xsid(raw / f"xsid/xSID-0.7/{lang}.test.conll")):
             row.setdefault("id", str(n))
-            for v in xsid_labels(row):
+            for v in xsid_labels(row, lang):
                 out.append(
                     _ev(
                         rid=f"xsid:test:{lang}.{row['id']}{v['sfx']}",

@@ -159,6 +159,7 @@ CLINC: dict[str, Rule] = {
     "flight_status": ([SEARCH], "execute", []),
     "travel_alert": ([SEARCH], "execute", []),
     "restaurant_suggestion": ([SEARCH], "execute", []),
+    "restaurant_reviews": ([SEARCH], "execute", []),
     "play_music": (["media.play"], "execute", []),
     "next_song": (["media.control"], "execute", []),
     "change_volume": (["device.volume.adjust"], "execute", []),

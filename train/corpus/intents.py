@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecli.train.corpus import intent_maps as M
+from gatecli.train.corpus.label_rules import refine
 from gatecli.train.corpus.records import ACCOUNT_FOR_SYSTEM, event_requires, make_record
 
 _SLOT_RE = re.compile(r"\[\s*([a-z_]+)\s*:\s*([^\]]*?)\s*\]")
@@ -85,6 +86,9 @@ def label_variants(rule: M.Rule, present: dict[str, bool] | None, intent: str) -
         return []
     if mode == "mask":
         return [dict(sfx="", d="execute", e=None, t=tags, s=None, note=f"{base}: events unknown")]
+    if mode.startswith("ask_"):
+        slot = mode[4:]
+        return [dict(sfx="", d="ask", e=[], t=tags, s=[slot], note=f"{base}: ask {slot}")]
     if mode == "connect":
         return [dict(sfx="", d="connect", e=[], t=tags, s=[], note=f"{base}: private account")]
     for ev in events:
@@ -117,6 +121,20 @@ def label_variants(rule: M.Rule, present: dict[str, bool] | None, intent: str) -
             note=f"{base} -> {events}; no {systems} account connected: connect",
         ),
     ]
+
+
+def _refined(
+    intent: str, text: str, types: set[str] | None, rule: M.Rule, lang: str = "en"
+) -> tuple[M.Rule | None, str]:
+    """:func:`label_rules.refine` on the cleaned text; ``why`` goes into the record note."""
+    new, why = refine(intent, " ".join(text.split()), types, rule, lang)
+    return new, f"; {why}" if why else ""
+
+
+def _noted(variants: list[dict], why: str) -> list[dict]:
+    for v in variants:
+        v["note"] += why
+    return variants
 
 
 def _emit(
@@ -159,10 +177,14 @@ def _annotated(
     group: str,
 ) -> None:
     """Label an utterance with bracket slots; also derive slot-removal ask variants."""
-    rule = M.HWU_SLURP.get(intent, ([], "skip", None))
     types = slot_types(ann)
+    rule, why = _refined(intent, text, types, M.HWU_SLURP.get(intent, ([], "skip", None)))
+    if rule is None:
+        return
     present = {slot: bool(types & ts) for slot, ts in M.REQUIRED_SLOT_TYPES.values()}
-    _emit(out, source, split, n, lang, text, group, label_variants(rule, present, intent))
+    _emit(
+        out, source, split, n, lang, text, group, _noted(label_variants(rule, present, intent), why)
+    )
     for ev in rule[0]:
         if ev in M.REQUIRED_SLOT_TYPES and rule[1] == "execute":
             slot, ts = M.REQUIRED_SLOT_TYPES[ev]
@@ -240,8 +262,10 @@ def load_clinc(raw: Path, per_intent: int = 60) -> list[dict[str, Any]]:
     for intent in sorted(by_intent):
         if intent in M.CLINC_SKIP:
             continue
-        rule = M.CLINC.get(intent, ([], "execute", []))
         for split, i, text in _cap(by_intent[intent], per_intent, f"clinc:{intent}"):
+            rule, why = _refined(intent, text, None, M.CLINC.get(intent, ([], "execute", [])))
+            if rule is None:
+                continue
             present = {"time": bool(M.TIME_RE.search(text)), "place": bool(M.PLACE_RE.search(text))}
             _emit(
                 out,
@@ -251,7 +275,7 @@ def load_clinc(raw: Path, per_intent: int = 60) -> list[dict[str, Any]]:
                 "en",
                 text,
                 f"clinc:{split}:{i}",
-                label_variants(rule, present, intent),
+                _noted(label_variants(rule, present, intent), why),
             )
     return out
 
@@ -268,6 +292,9 @@ def load_snips(raw: Path, per_intent: int = 700) -> list[dict[str, Any]]:
         indexed = list(enumerate(rows))
         for i, row in _cap(indexed, per_intent, f"snips:{intent}"):
             text = "".join(p["text"] for p in row["data"])
+            rule, why = _refined(intent, text, None, M.SNIPS[intent])
+            if rule is None:
+                continue
             _emit(
                 out,
                 "snips_2017",
@@ -276,49 +303,6 @@ def load_snips(raw: Path, per_intent: int = 700) -> list[dict[str, Any]]:
                 "en",
                 text,
                 f"snips:{intent}:{i}",
-                label_variants(M.SNIPS[intent], None, intent),
-            )
-    return out
-
-
-def read_xsid(path: Path) -> list[dict[str, Any]]:
-    """Parse xSID CoNLL blocks into {id, text, intent, slots}."""
-    rows: list[dict] = []
-    cur: dict[str, Any] = {"slots": set()}
-    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
-        if not line.strip():
-            if "text" in cur:
-                rows.append(cur)
-            cur = {"slots": set()}
-        elif line.startswith("# "):
-            key, _, val = line[2:].partition(" = ")
-            cur[key.strip()] = val.strip()
-        else:
-            parts = line.split("\t")
-            if len(parts) >= 4 and parts[3] != "O":
-                cur["slots"].add(parts[3][2:])
-    return rows
-
-
-def xsid_labels(row: dict[str, Any]) -> list[dict]:
-    rule = M.XSID.get(row["intent"], ([], "skip", None))
-    present = {"time": "datetime" in row["slots"]}
-    return label_variants(rule, present, row["intent"])
-
-
-def load_xsid_dev(raw: Path) -> list[dict[str, Any]]:
-    out: list[dict] = []
-    for lang in ("en", "zh"):
-        for row in read_xsid(raw / f"xsid/xSID-0.7/{lang}.valid.conll"):
-            n = row.get("id", str(len(out)))
-            _emit(
-                out,
-                "xsid",
-                "valid",
-                f"{lang}.{n}",
-                lang,
-                row["text"],
-                f"xsid:valid:{n}",
-                xsid_labels(row),
+                _noted(label_variants(rule, None, intent), why),
             )
     return out
