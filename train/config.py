@@ -83,12 +83,22 @@ class ExportConfig:
 
 
 @dataclass(frozen=True)
+class DistillConfig:
+    # Run folder of a trained teacher (``runs/<name>`` with model.final.pt); empty = none.
+    teacher: str = ""
+    alpha: float = 0.5
+    temperature: float = 2.0
+    alpha_masked: float = 0.3
+
+
+@dataclass(frozen=True)
 class Recipe:
     data: DataConfig = DataConfig()
     model: ModelConfig = ModelConfig()
     train: TrainConfig = TrainConfig()
     calibration: CalibrationConfig = CalibrationConfig()
     export: ExportConfig = ExportConfig()
+    distill: DistillConfig = DistillConfig()
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -100,6 +110,7 @@ _SECTIONS = {
     "train": TrainConfig,
     "calibration": CalibrationConfig,
     "export": ExportConfig,
+    "distill": DistillConfig,
 }
 
 

@@ -58,6 +58,17 @@ def _base(recipe: Recipe, texts: list[str]) -> tuple[Any, Any, dict[str, Any]]:
     return encoder, tok, info
 
 
+def load_run_model(run_dir: Path, heads: list[HeadDef]) -> tuple[GateModel, Any]:
+    """A trained model and its tokenizer from a run folder (a distillation teacher)."""
+    from tokenizers import Tokenizer
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig.from_dict(json.loads((run_dir / "encoder_config.json").read_text()))
+    model = GateModel(BertModel(cfg, add_pooling_layer=False), heads)
+    model.load_state_dict(torch.load(run_dir / "model.final.pt", map_location="cpu"))
+    return model.eval(), Tokenizer.from_file(str(run_dir / "tokenizer.json"))
+
+
 def _arrays(exs: list[examples.Example], heads: list[HeadDef]) -> tuple[dict, dict]:
     targets = {h.name: np.array([e.targets[h.name] for e in exs]) for h in heads}
     known = {h.name: np.array([e.known[h.name] for e in exs], dtype=bool) for h in heads}
@@ -113,16 +124,46 @@ def run(
     test_rows = _load_split(corpus, "test", recipe.data.max_dev_records, seed)
     template = dict(DEFAULT_TEMPLATE)
     texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]
-    encoder, tok, base_info = _base(recipe, texts)
+    teacher = None
+    if recipe.distill.teacher:
+        import copy
+
+        teacher, tok = load_run_model(Path(recipe.distill.teacher), heads)
+        model = copy.deepcopy(teacher)
+        keep_layers(model.encoder, recipe.model.keep_layers)
+        base_info = {
+            "base": f"distilled from {recipe.distill.teacher}",
+            "layers": model.encoder.config.num_hidden_layers,
+            "teacher_layers": teacher.encoder.config.num_hidden_layers,
+        }
+    else:
+        encoder, tok, base_info = _base(recipe, texts)
+        model = GateModel(encoder, heads, dropout=recipe.model.dropout)
     log(f"base: {base_info}; train {len(train_rows)} dev {len(dev_rows)} test {len(test_rows)}")
-    model = GateModel(encoder, heads, dropout=recipe.model.dropout)
     if recipe.model.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
     ml = recipe.model.max_length
     ex_train = examples.build_examples(train_rows, heads, tok, template, ml)
     ex_dev = examples.build_examples(dev_rows, heads, tok, template, ml)
     ex_test = examples.build_examples(test_rows, heads, tok, template, ml)
-    result = trainer.train(model, ex_train, recipe.train, run_dir, progress=progress)
+    teacher_logits = None
+    if teacher is not None:
+        log("teacher: scoring the training set")
+        torch.set_num_threads(recipe.train.threads)
+        teacher_logits = trainer.predict_logits(teacher, ex_train)
+        del teacher
+    d = recipe.distill
+    result = trainer.train(
+        model,
+        ex_train,
+        recipe.train,
+        run_dir,
+        progress=progress,
+        teacher_logits=teacher_logits,
+        distill_alpha=d.alpha,
+        distill_temperature=d.temperature,
+        distill_alpha_masked=d.alpha_masked,
+    )
     log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
     model.to("cpu").eval()
     dev_logits = trainer.predict_logits(model, ex_dev)
@@ -168,6 +209,9 @@ def run(
             encoding="utf-8",
         )
     torch.save(model.state_dict(), run_dir / "model.final.pt")
+    (run_dir / "encoder_config.json").write_text(
+        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
+    )
     (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
     summary = {
         "out_dir": str(out_dir),

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from gatecli.train import distill
 from gatecli.train.config import TrainConfig
 from gatecli.train.examples import Example, batches
 from gatecli.train.model import GateModel, masked_losses
@@ -54,8 +55,16 @@ def train(
     run_dir: Path,
     *,
     progress: bool = True,
+    teacher_logits: dict[str, np.ndarray] | None = None,
+    distill_alpha: float = 0.5,
+    distill_temperature: float = 2.0,
+    distill_alpha_masked: float = 0.3,
 ) -> TrainResult:
-    """Train in place; resumable from ``run_dir/checkpoint.pt``."""
+    """Train in place; resumable from ``run_dir/checkpoint.pt``.
+
+    With ``teacher_logits`` (one row per example, in ``examples`` order) the loss is
+    ``(1 - alpha) * hard + alpha * soft`` (see :mod:`gatecli.train.distill`).
+    """
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
@@ -115,6 +124,13 @@ def train(
             masks = {h.name: b[f"m:{h.name}"] for h in model.head_defs}
             losses = masked_losses(model, logits, targets, masks, class_weights=cw)
             loss = sum(weights.get(n, 1.0) * v for n, v in losses.items())
+            if teacher_logits is not None:
+                t_logits = distill.teacher_batch(teacher_logits, batch["index"], device)
+                soft = distill.soft_losses(
+                    model, logits, t_logits, masks, distill_temperature, distill_alpha_masked
+                )
+                soft_loss = sum(weights.get(n, 1.0) * v for n, v in soft.items())
+                loss = (1 - distill_alpha) * loss + distill_alpha * soft_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -125,7 +141,7 @@ def train(
             ema = val if ema is None else 0.95 * ema + 0.05 * val
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{ema:.4f}", dec=f"{float(losses['decision']):.3f}")
+                bar.set_postfix(loss=f"{ema:.4f}", dec=f"{float(losses['decision'].detach()):.3f}")
             if step % cfg.checkpoint_every == 0 or step == total:
                 _save(ckpt, model, opt, sched, step)
             if step >= total:

