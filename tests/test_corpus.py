@@ -102,3 +102,25 @@ def test_label_refinements_and_capability_filter() -> None:
     assert not imperative("please recommend a restaurant", "en")
     assert not imperative("what is the forecast for 15:04", "en")
     assert not imperative("天气预报是什么", "zh")
+
+
+def test_tool_list_variants(built: Path) -> None:
+    from gatecli.train.corpus.tools_variation import HELD
+
+    recs = [r for s in ("train", "dev", "test") for r in _read(built / f"corpus/{s}.jsonl.gz")]
+    by_id = {r["id"]: r for r in recs}
+    var = [r for r in recs if r["id"].startswith("augmented:tools.")]
+    kinds = {r["id"].split(":")[1] for r in var}
+    assert kinds == {"tools.offered", "tools.missing", "tools.plain"}
+    for r in var:
+        base = by_id[r["id"].split(":", 2)[2]]
+        tools = r["input"]["available_tools"]
+        assert 2 <= len(tools) <= 6 and r["provenance"] == "augmented"
+        assert (r["group"], r["split"]) == (base["group"], base["split"])
+        assert all((t in HELD) == (r["split"] != "train") for t in tools)
+        assert r["input"]["user_message"] == base["input"]["user_message"]
+        want = "connect" if "tools.missing" in r["id"] else "execute"
+        assert r["labels"] == dict(base["labels"], decision=want)
+        assert ("needed tool not offered" in r["note"]) == (want == "connect")
+    decisions = {r["labels"]["decision"] for r in var if r["labels"]["events"]}
+    assert decisions == {"execute", "connect"}

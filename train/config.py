@@ -79,6 +79,8 @@ class ExportConfig:
     quantize: bool = True
     min_int8_agreement: float = 0.995
     parity_texts: int = 400
+    # Regexes of MatMul node names kept fp32 in the int8 model (see export.DEFAULT_KEEP_FP32).
+    keep_fp32: tuple[str, ...] = (r"layer\.\d+/output/dense", r"layer\.0/")
 
 
 @dataclass(frozen=True)

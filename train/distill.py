@@ -34,7 +34,7 @@ def soft_losses(
         if h.multilabel:
             per_row = nn.functional.binary_cross_entropy_with_logits(
                 s / temperature, torch.sigmoid(t / temperature), reduction="none"
-            ).mean(-1)
+            ).sum(-1)  # summed over labels, as the hard loss (model.masked_losses)
         else:
             per_row = nn.functional.kl_div(
                 nn.functional.log_softmax(s / temperature, -1),

@@ -176,6 +176,11 @@ def run(
         "test": quick_metrics(heads, test_logits, test_t, test_k, cal),
     }
     log(f"quick metrics: {json.dumps(metrics)}")
+    # Saved before the export so a failed parity check never loses the trained weights.
+    torch.save(model.state_dict(), run_dir / "model.final.pt")
+    (run_dir / "encoder_config.json").write_text(
+        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
+    )
     parity = [serialize(r["input"], template) for r in test_rows[: recipe.export.parity_texts]]
     report = export.write_model_folder(
         out_dir,
@@ -190,6 +195,7 @@ def run(
         template=template,
         quantize=recipe.export.quantize,
         min_int8_agreement=recipe.export.min_int8_agreement,
+        keep_fp32=tuple(recipe.export.keep_fp32),
         extra={
             "training": {
                 "base": base_info,
@@ -208,10 +214,6 @@ def run(
             "run `gatecli eval` for its numbers.\n",
             encoding="utf-8",
         )
-    torch.save(model.state_dict(), run_dir / "model.final.pt")
-    (run_dir / "encoder_config.json").write_text(
-        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
-    )
     (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
     summary = {
         "out_dir": str(out_dir),

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gatecli.train.corpus import augment, dialogue, eval_suites, home_assistant, intents, xsid
+from gatecli.train.corpus import (
+    augment,
+    dialogue,
+    eval_suites,
+    home_assistant,
+    intents,
+    tools_variation,
+    xsid,
+)
 from gatecli.train.corpus import safety_sets as S
 from gatecli.train.corpus.records import normalise, validate
 from gatecli.train.corpus.split import assign_splits, check_leaks, dedup
@@ -114,7 +122,7 @@ def build(
     dropped_eval = before - len(records)
     records, dropped_dup = dedup(records)
     assign_splits(records)
-    aug = augment.augment(records)
+    aug = augment.augment(records) + tools_variation.vary(records)
     msg_split = {normalise(r["input"]["user_message"]): r["split"] for r in records}
     aug = [
         a

@@ -144,6 +144,27 @@ only dev/test bases):
 - two requests joined ("… and …", "… et …", "…，然后…") -> execute, both events, multi_intent.
 Statements are not generated (rarely natural from commands). The note names the wrapper.
 
+Tool-list variation (`tools_variation.py`, names in `tool_names.py`), so that the model reads
+`available_tools` (spec §1; When2Call-style inputs): bases are mapped/authored execute records
+with known, non-empty events (not session.terminate, which needs no tool) and no tool list;
+a seeded sample balanced round-robin over event sets (up to 2,500 en, 600 zh, 500 fr). Each
+sampled record gets two variants in its own group (so the same split), same message, context
+and accounts:
+- `tools.offered`: a shuffled list of 2-6 OpenAI-style function names, one serving each event
+  (`set_volume`, `adjust_speaker_volume` for device.volume.adjust; `web_search`,
+  `search_internet`, and `get_weather` only for a weather question, `get_stock_price` only for a
+  stock question, …), the rest unrelated -> same labels (execute, same events);
+- `tools.missing`: 2-6 unrelated names -> decision `connect` ("needed tool not offered"),
+  events, tags and slots unchanged.
+Unrelated names never come from a family of the request's events (device, media, knowledge,
+alarm, calendar, email, list, order, transport, social: a power switch could serve a light)
+and may be generic non-catalog tools (`generate_image`, `create_invoice`, …). Plain answers
+(chitchat tag, or CLINC/HWU64/SLURP definition, maths, calculator, recipe, joke, praise, fun
+fact, spelling intents; up to 520 en, 200 zh, 80 fr) get `tools.plain`: unrelated tools ->
+still execute, no event. Tool names are English identifiers in every language. A hashed
+quarter of each name list is used only for dev/test records, the rest only for train
+records. The note names the rule (`tools.offered|missing|plain`) and the original id.
+
 ## Splits, dedup, leakage
 
 Split by a hash of the group key (85 / 7.5 / 7.5); groups that share a normalised message are
