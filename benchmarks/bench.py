@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import gzip
 import json
 import os
 import platform
@@ -174,7 +175,8 @@ def tfidf_baseline(corpus: list[str], notes: list[str]) -> Any:
     texts, labels = [], []
     for pattern in corpus:
         for path in sorted(glob.glob(pattern)):
-            with open(path, encoding="utf-8") as f:
+            opener = gzip.open if path.endswith(".gz") else open
+            with opener(path, "rt", encoding="utf-8") as f:
                 recs = [json.loads(line) for line in f if line.strip()]
             for rec in recs:
                 if rec.get("split") in ("eval_only", "test", "dev"):

@@ -76,3 +76,15 @@ def test_wheel_install_runs_console_script(tmp_path: Path, tiny_model_dir: Path)
         check=True,
     )
     assert res.stdout.count("\n") == 1 and '"decision"' in res.stdout
+    # the shipped model is package data: no --model needed after a plain install
+    res = subprocess.run(
+        [str(exe), "classify", "-"],
+        input="声音调到90\n",
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in env.items() if k != "GATECLI_MODEL"},
+        cwd=tmp_path,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert '"model": "gate-small@' in res.stdout

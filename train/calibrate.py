@@ -58,13 +58,35 @@ def best_f1_threshold(p: np.ndarray, y: np.ndarray, lo: float, hi: float) -> flo
     return float(min(cands, key=lambda t: abs(t - 0.5)))
 
 
-def safety_threshold(p_safety: np.ndarray, is_safety: np.ndarray, target: float) -> float:
-    """The highest threshold whose dev recall on safety is >= target."""
-    pos = np.sort(p_safety[is_safety])
-    if len(pos) == 0:
+def safety_threshold(
+    p_safety: np.ndarray, is_safety: np.ndarray, target_recall: float, min_precision: float
+) -> float:
+    """The safety threshold for the policy's "safety wins above this probability" rule.
+
+    Among thresholds whose dev precision is at least ``min_precision``, the one with the
+    highest recall (the highest threshold among equals), stopping at ``target_recall``;
+    if none is that precise, the one with the best F2 (recall weighs double). Never above
+    0.5: above it, safety wins as the argmax anyway. The first gate-small run used the
+    recall target alone and got a threshold of 0.02: 0.90 recall at 0.30 precision on
+    test, greetings routed to safety.
+    """
+    pos = int(is_safety.sum())
+    if pos == 0:
         return 0.5
-    k = int(np.floor((1 - target) * len(pos)))
-    return float(min(0.5, max(0.02, pos[k] - 1e-6)))
+    grid = np.round(np.linspace(0.02, 0.5, 49), 4)
+    best_ok: tuple[float, float] | None = None  # (recall, threshold)
+    best_f2: tuple[float, float] = (-1.0, 0.5)
+    for t in grid:
+        pred = p_safety >= t
+        tp = float((pred & is_safety).sum())
+        prec = tp / max(1.0, float(pred.sum()))
+        rec = tp / pos
+        f2 = 0.0 if tp == 0 else 5 * prec * rec / (4 * prec + rec)
+        if f2 > best_f2[0]:
+            best_f2 = (f2, float(t))
+        if prec >= min_precision and (best_ok is None or min(rec, target_recall) >= best_ok[0]):
+            best_ok = (min(rec, target_recall), float(t))
+    return best_ok[1] if best_ok is not None else best_f2[1]
 
 
 def calibrate(
@@ -95,7 +117,7 @@ def calibrate(
             p = softmax(z, t)
             j = h.labels.index("safety")
             cal.thresholds[h.name]["safety"] = round(
-                safety_threshold(p[:, j], y == j, cfg.safety_recall), 4
+                safety_threshold(p[:, j], y == j, cfg.safety_recall, cfg.safety_min_precision), 4
             )
             cal.report["decision_ece"] = expected_calibration_error(p, y)
     return cal

@@ -67,6 +67,7 @@ class TrainConfig:
 @dataclass(frozen=True)
 class CalibrationConfig:
     safety_recall: float = 0.98
+    safety_min_precision: float = 0.8
     min_label_support: int = 8
     threshold_floor: float = 0.2
     threshold_ceiling: float = 0.8

@@ -125,7 +125,14 @@ def run(
     template = dict(DEFAULT_TEMPLATE)
     texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]
     teacher = None
-    if recipe.distill.teacher:
+    finished = all(
+        (run_dir / f).exists()
+        for f in ("model.final.pt", "tokenizer.json", "encoder_config.json", "base.json")
+    )
+    if finished:  # a finished run: re-calibrate and re-export without retraining
+        model, tok = load_run_model(run_dir, heads)
+        base_info = json.loads((run_dir / "base.json").read_text(encoding="utf-8"))
+    elif recipe.distill.teacher:
         import copy
 
         teacher, tok = load_run_model(Path(recipe.distill.teacher), heads)
@@ -143,7 +150,7 @@ def run(
     if recipe.model.freeze_embeddings:
         model.encoder.get_input_embeddings().weight.requires_grad_(False)
     ml = recipe.model.max_length
-    ex_train = examples.build_examples(train_rows, heads, tok, template, ml)
+    ex_train = [] if finished else examples.build_examples(train_rows, heads, tok, template, ml)
     ex_dev = examples.build_examples(dev_rows, heads, tok, template, ml)
     ex_test = examples.build_examples(test_rows, heads, tok, template, ml)
     teacher_logits = None
@@ -153,16 +160,20 @@ def run(
         teacher_logits = trainer.predict_logits(teacher, ex_train)
         del teacher
     d = recipe.distill
-    result = trainer.train(
-        model,
-        ex_train,
-        recipe.train,
-        run_dir,
-        progress=progress,
-        teacher_logits=teacher_logits,
-        distill_alpha=d.alpha,
-        distill_temperature=d.temperature,
-        distill_alpha_masked=d.alpha_masked,
+    result = (
+        trainer.finished_result(run_dir)
+        if finished
+        else trainer.train(
+            model,
+            ex_train,
+            recipe.train,
+            run_dir,
+            progress=progress,
+            teacher_logits=teacher_logits,
+            distill_alpha=d.alpha,
+            distill_temperature=d.temperature,
+            distill_alpha_masked=d.alpha_masked,
+        )
     )
     log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
     model.to("cpu").eval()
@@ -178,6 +189,8 @@ def run(
     log(f"quick metrics: {json.dumps(metrics)}")
     # Saved before the export so a failed parity check never loses the trained weights.
     torch.save(model.state_dict(), run_dir / "model.final.pt")
+    (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+    (run_dir / "base.json").write_text(json.dumps(base_info), encoding="utf-8")
     (run_dir / "encoder_config.json").write_text(
         json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
     )
@@ -214,7 +227,6 @@ def run(
             "run `gatecli eval` for its numbers.\n",
             encoding="utf-8",
         )
-    (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
     summary = {
         "out_dir": str(out_dir),
         "steps": result.steps,

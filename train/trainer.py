@@ -154,6 +154,13 @@ def train(
     return TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
 
 
+def finished_result(run_dir: Path) -> TrainResult:
+    """The result of a run that already ended (its checkpoint's step), for re-exports."""
+    state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
+    step = int(state["step"])
+    return TrainResult(step, 0.0, 0.0, step)
+
+
 def _save(path: Path, model: GateModel, opt, sched, step: int) -> None:  # noqa: ANN001
     tmp = path.with_suffix(".tmp")
     torch.save(

@@ -1,0 +1,110 @@
+"""Write ``MODEL_CARD.md`` from ``gatecli eval --json`` results and the training summary.
+
+Every number in the card comes from an evaluation file of this exact model (and, for the
+comparison table, of the teacher and the baselines); nothing is typed in by hand.
+
+Usage:
+    python -m gatecli.train.card --model models/gate-small --eval eval.json \\
+        --compare teacher=teacher.json --compare tfidf=tfidf.json --summary runs/x/summary.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from gatecli import artifact
+from gatecli.evaluation.report import card_tables
+
+COMPARE_SUITES = ("test", "seeds", "xstest", "when2call", "home_assistant", "xsid")
+
+
+def _g(tree: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(tree, dict) or k not in tree:
+            return None
+        tree = tree[k]
+    return tree
+
+
+def _f(v: Any) -> str:
+    return "–" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+
+def comparison_table(named: dict[str, dict[str, Any]]) -> str:
+    """One row per model: the headline numbers on the test split and external suites."""
+    cols = [
+        ("test decision macro-F1", ("test", "decision", "macro_f1")),
+        ("test safety recall", ("test", "decision", "safety_recall")),
+        ("test events micro-F1", ("test", "events", "micro_f1")),
+        ("test false events", ("test", "events", "false_positive_rate")),
+        ("test tags macro-F1", ("test", "scenario_tags", "macro_f1")),
+        ("test slots micro-F1", ("test", "missing_slots", "micro_f1")),
+        ("HA events micro-F1", ("home_assistant", "events", "micro_f1")),
+        ("xSID events micro-F1", ("xsid", "events", "micro_f1")),
+        ("p50 ms", ("test", "latency_ms", "p50")),
+    ]
+    head = "| model | " + " | ".join(c for c, _ in cols) + " |\n"
+    head += "|---" * (len(cols) + 1) + "|\n"
+    rows = []
+    for name, res in named.items():
+        vals = []
+        for _, (suite, *path) in cols:
+            vals.append(_f(_g(res, "suites", suite, "model", "overall", *path)))
+        rows.append(f"| {name} | " + " | ".join(vals) + " |")
+    return head + "\n".join(rows) + "\n"
+
+
+def render(
+    model_dir: Path,
+    results: dict[str, Any],
+    compare: dict[str, dict[str, Any]],
+    summary: dict[str, Any] | None,
+    template: str,
+) -> str:
+    folder = artifact.load_model_folder(model_dir)
+    cfg = folder.config
+    heads = "\n".join(
+        f"- `{n}` ({h.kind}, {len(h.labels)} labels, temperature {h.temperature:.3f})"
+        for n, h in cfg.heads.items()
+    )
+    thresholds = json.dumps({n: h.thresholds for n, h in cfg.heads.items()}, ensure_ascii=False)
+    size_mb = folder.model_path.stat().st_size / 1e6
+    training = json.dumps(cfg.extra.get("training", {}), indent=1, ensure_ascii=False)
+    return template.format(
+        model_id=cfg.model_id,
+        heads=heads,
+        size_mb=f"{size_mb:.1f}",
+        max_length=cfg.max_length,
+        thresholds=thresholds,
+        tables=card_tables(results),
+        comparison=comparison_table({cfg.model_id: results, **compare}),
+        training=training,
+        parity=json.dumps(cfg.extra.get("parity", {})),
+        summary=json.dumps(summary or {}, indent=1)[:4000],
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True, type=Path)
+    ap.add_argument("--eval", required=True, type=Path, help="gatecli eval --json of this model")
+    ap.add_argument("--compare", action="append", default=[], help="NAME=eval.json")
+    ap.add_argument("--summary", type=Path, help="runs/<name>/summary.json")
+    ap.add_argument("--template", type=Path, default=Path(__file__).parent / "assets" / "card.md")
+    args = ap.parse_args()
+    results = json.loads(args.eval.read_text())
+    compare = {}
+    for item in args.compare:
+        name, _, path = item.partition("=")
+        compare[name] = json.loads(Path(path).read_text())
+    summary = json.loads(args.summary.read_text()) if args.summary else None
+    text = render(args.model, results, compare, summary, args.template.read_text(encoding="utf-8"))
+    (args.model / artifact.CARD_FILE).write_text(text, encoding="utf-8")
+    print(f"wrote {args.model / artifact.CARD_FILE}")
+
+
+if __name__ == "__main__":
+    main()
