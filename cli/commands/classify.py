@@ -210,6 +210,11 @@ def classify_cli(
             render_table(list(counted()))
         else:
             write_jsonl(counted(), sys.stdout)
+    except BrokenPipeError:  # `gatecli classify ... | head`: the reader left, not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise typer.Exit(0) from None
     except (ArtifactError, InputError, OSError, ValueError) as exc:  # ValueError: --llm-config
         _fail(str(exc))
     if strict and errors:
