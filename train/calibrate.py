@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gatecli.evaluation.metrics import ece
 from gatecli.heads import sigmoid, softmax
 from gatecli.train.config import CalibrationConfig
 from gatecli.train.model import HeadDef
@@ -123,14 +124,7 @@ def calibrate(
     return cal
 
 
-def expected_calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 15) -> float:
-    """Top-label ECE with equal-width bins."""
-    conf = p.max(axis=1)
-    correct = p.argmax(axis=1) == y
-    edges = np.linspace(0, 1, bins + 1)
-    ece = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
-        sel = (conf > lo) & (conf <= hi)
-        if sel.any():
-            ece += sel.mean() * abs(conf[sel].mean() - correct[sel].mean())
-    return float(ece)
+def expected_calibration_error(p: np.ndarray, y: np.ndarray) -> float:
+    """Top-label ECE of softmax probabilities ``p`` against class indices ``y`` (the same
+    measure as ``gatecli eval``'s ``ece``)."""
+    return float(ece(p.max(axis=1), p.argmax(axis=1) == y)["ece"])

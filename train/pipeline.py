@@ -17,6 +17,7 @@ import numpy as np
 import torch
 import yaml
 
+from gatecli.evaluation.metrics import single_label
 from gatecli.template import DEFAULT_TEMPLATE, serialize
 from gatecli.train import calibrate, examples, export, tokenizer, trainer
 from gatecli.train.config import Recipe, save_resolved
@@ -75,28 +76,18 @@ def _arrays(exs: list[examples.Example], heads: list[HeadDef]) -> tuple[dict, di
     return targets, known
 
 
-def quick_metrics(heads: list[HeadDef], logits: dict, targets: dict, known: dict, cal: Any) -> dict:
-    """Decision accuracy / macro-F1 and safety recall on a split (the full report is
-    ``gatecli eval``; this is the training log's sanity line)."""
+def quick_metrics(heads: list[HeadDef], logits: dict, targets: dict, known: dict) -> dict:
+    """Decision accuracy / macro-F1 (argmax, before the policy) and safety recall on a split:
+    the training log's sanity line; the full report is ``gatecli eval``."""
     dec = next(h for h in heads if h.name == "decision")
     m = known["decision"]
-    pred = logits["decision"][m].argmax(-1)
-    y = targets["decision"][m]
-    f1s = []
-    for j in range(len(dec.labels)):
-        tp = float(((pred == j) & (y == j)).sum())
-        p = tp / max(1.0, float((pred == j).sum()))
-        r = tp / max(1.0, float((y == j).sum()))
-        if (y == j).any():
-            f1s.append(0.0 if tp == 0 else 2 * p * r / (p + r))
-    out = {
-        "n": int(m.sum()),
-        "accuracy": float((pred == y).mean()) if len(y) else 0.0,
-        "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
-    }
+    gold = [dec.labels[i] for i in targets["decision"][m]]
+    pred = [dec.labels[i] for i in logits["decision"][m].argmax(-1)]
+    res = single_label(gold, pred, dec.labels)
+    out = {"n": res["n"], "accuracy": res["accuracy"], "macro_f1": res["macro_f1"]}
     if "safety" in dec.labels:
-        j = dec.labels.index("safety")
-        out["safety_recall_argmax"] = float((pred[y == j] == j).mean()) if (y == j).any() else None
+        safety = res["per_class"]["safety"]
+        out["safety_recall_argmax"] = safety["recall"] if safety["support"] else None
     return out
 
 
@@ -123,7 +114,6 @@ def run(
     dev_rows = _load_split(corpus, "dev", recipe.data.max_dev_records, seed)
     test_rows = _load_split(corpus, "test", recipe.data.max_dev_records, seed)
     template = dict(DEFAULT_TEMPLATE)
-    texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]
     teacher = None
     finished = all(
         (run_dir / f).exists()
@@ -144,6 +134,8 @@ def run(
             "teacher_layers": teacher.encoder.config.num_hidden_layers,
         }
     else:
+        # The vocabulary is trimmed to what the corpus text uses: only a fresh base needs it.
+        texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]
         encoder, tok, base_info = _base(recipe, texts)
         model = GateModel(encoder, heads, dropout=recipe.model.dropout)
     log(f"base: {base_info}; train {len(train_rows)} dev {len(dev_rows)} test {len(test_rows)}")
@@ -183,8 +175,8 @@ def run(
     test_logits = trainer.predict_logits(model, ex_test)
     test_t, test_k = _arrays(ex_test, heads)
     metrics = {
-        "dev": quick_metrics(heads, dev_logits, dev_t, dev_k, cal),
-        "test": quick_metrics(heads, test_logits, test_t, test_k, cal),
+        "dev": quick_metrics(heads, dev_logits, dev_t, dev_k),
+        "test": quick_metrics(heads, test_logits, test_t, test_k),
     }
     log(f"quick metrics: {json.dumps(metrics)}")
     # Saved before the export so a failed parity check never loses the trained weights.

@@ -11,6 +11,7 @@ exactly as before; other text falls back to smaller kept pieces or ``<unk>``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ def used_ids(tok: Tokenizer, texts: Iterable[str], batch: int = 4096) -> set[int
 def trim(encoder: BertModel, tok: Tokenizer, texts: Iterable[str]) -> tuple[Tokenizer, TrimReport]:
     """Shrink ``encoder``'s embeddings in place and return the matching tokenizer."""
     vocab = sorted(tok.get_vocab().items(), key=lambda kv: kv[1])
-    model_json = __import__("json").loads(tok.to_str())["model"]
+    model_json = json.loads(tok.to_str())["model"]
     scores = {piece: score for piece, score in model_json["vocab"]}
     keep = sorted(used_ids(tok, texts))
     pieces = [(vocab[i][0], float(scores[vocab[i][0]])) for i in keep]
