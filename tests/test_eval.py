@@ -174,3 +174,16 @@ def test_router_baseline_trains_and_predicts(tmp_path: Path) -> None:
     res = run_eval(router["embedding_router"], [str(corpus / "dev.jsonl")])
     dec = res["suites"]["dev"]["model"]["overall"]["decision"]
     assert dec["n"] == len(TURNS) and dec["accuracy"] >= 0.5  # centroids of its own turns
+
+
+def test_readme_table_row_comes_from_the_eval_file(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """The README headline row is read from `gatecli eval` output; absent suites show '–'."""
+    from gatecli.train.card import README_HEADER, readme_table
+
+    res = run_eval(tiny_model_dir, [str(_suite(tmp_path / "test.jsonl"))])
+    dec = res["suites"]["test"]["model"]["overall"]["decision"]
+    table = readme_table({"tiny": res}).splitlines()
+    cells = [c.strip() for c in table[2].strip("|").split("|")]
+    assert table[0] == README_HEADER.splitlines()[0]
+    assert cells[0] == "tiny" and cells[1] == f"{dec['macro_f1']:.3f}"
+    assert len(cells) == 13 and cells[-1] == "–" and cells[-4] == "–"

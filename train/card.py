@@ -6,6 +6,9 @@ comparison table, of the teacher and the baselines); nothing is typed in by hand
 Usage:
     python -m gatecli.train.card --model models/gate-small --eval eval.json \\
         --compare teacher=teacher.json --compare tfidf=tfidf.json --summary runs/x/summary.json
+    python -m gatecli.train.card --readme-table --eval eval.json --compare tfidf=tfidf.json
+
+The second form prints the README's headline table (one row per evaluation file).
 """
 
 from __future__ import annotations
@@ -57,6 +60,42 @@ def comparison_table(named: dict[str, dict[str, Any]]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def _model(res: dict[str, Any], suite: str) -> dict[str, Any]:
+    return _g(res, "suites", suite, "model") or {}
+
+
+def readme_row(name: str, res: dict[str, Any]) -> str:
+    """The README's headline numbers for one evaluation file."""
+    test = _model(res, "test")
+    dec = _g(test, "overall", "decision") or {}
+    langs = [_g(test, "by_lang", lang, "decision", "macro_f1") for lang in ("en", "zh", "fr")]
+    seeds = _g(_model(res, "seeds"), "views", "seeds") or {}
+    vals = [
+        dec.get("macro_f1"),
+        *langs,
+        dec.get("safety_recall"),
+        _g(dec, "per_class", "safety", "precision"),
+        _g(test, "overall", "events", "micro_f1"),
+        _g(test, "overall", "events", "false_positive_rate"),
+        _g(_model(res, "xstest"), "views", "xstest", "over_refusal_rate"),
+        _g(_model(res, "when2call"), "views", "when2call", "macro_f1"),
+        _g(_model(res, "simple_safety_tests"), "overall", "decision", "safety_recall"),
+        f"{seeds['passed']}/{seeds['n']}" if seeds else None,
+    ]
+    return f"| {name} | " + " | ".join(_f(v) for v in vals) + " |"
+
+
+README_HEADER = (
+    "| model | test decision macro-F1 | en | zh | fr | safety recall | safety precision "
+    "| events micro-F1 | false events on no-event turns | XSTest over-refusal "
+    "| When2Call macro-F1 | SimpleSafetyTests safety recall | seeds passing |\n" + "|---" * 13 + "|"
+)
+
+
+def readme_table(named: dict[str, dict[str, Any]]) -> str:
+    return "\n".join([README_HEADER, *(readme_row(n, r) for n, r in named.items())]) + "\n"
+
+
 def render(
     model_dir: Path,
     results: dict[str, Any],
@@ -89,7 +128,8 @@ def render(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, type=Path)
+    ap.add_argument("--model", type=Path, help="model folder whose MODEL_CARD.md is written")
+    ap.add_argument("--readme-table", action="store_true", help="print the README table")
     ap.add_argument("--eval", required=True, type=Path, help="gatecli eval --json of this model")
     ap.add_argument("--compare", action="append", default=[], help="NAME=eval.json")
     ap.add_argument("--summary", type=Path, help="runs/<name>/summary.json")
@@ -100,6 +140,12 @@ def main() -> None:
     for item in args.compare:
         name, _, path = item.partition("=")
         compare[name] = json.loads(Path(path).read_text())
+    if args.readme_table:
+        own = str(_g(results, "model") or args.eval.stem)
+        print(readme_table({own: results, **compare}), end="")
+        return
+    if args.model is None:
+        ap.error("--model is required unless --readme-table")
     summary = json.loads(args.summary.read_text()) if args.summary else None
     text = render(args.model, results, compare, summary, args.template.read_text(encoding="utf-8"))
     (args.model / artifact.CARD_FILE).write_text(text, encoding="utf-8")
