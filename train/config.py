@@ -80,8 +80,14 @@ class ExportConfig:
     quantize: bool = True
     min_int8_agreement: float = 0.995
     parity_texts: int = 400
-    # Regexes of MatMul node names kept fp32 in the int8 model (see export.DEFAULT_KEEP_FP32).
-    keep_fp32: tuple[str, ...] = (r"layer\.\d+/output/dense", r"layer\.0/")
+    # blockwise (4-bit exact embeddings + 8-bit MatMulNBits) or dynamic (MatMulInteger);
+    # see gatecli.train.quantize.
+    quantization: str = "blockwise"
+    # MatMulNBits compute: 4 = int8 activations quantised per block (as fast as dynamic
+    # int8); 0 = fp32 activations (a little closer to fp32, about twice as slow as fp32).
+    accuracy_level: int = 4
+    # Regexes of MatMul node names kept fp32 in the int8 model.
+    keep_fp32: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """Export a trained :class:`GateModel` to a runtime model folder, with parity checks.
 
-ONNX with one named output per head and dynamic batch/sequence axes, then int8 dynamic
-quantisation per channel. The export fails (raises :class:`ParityError`) when torch and
-ONNX fp32 disagree by more than ``max_abs_diff`` or when int8 changes more decisions than
-``min_int8_agreement`` allows: a silently broken export is worse than none.
+ONNX with one named output per head and dynamic batch/sequence axes, then int8
+quantisation (:mod:`gatecli.train.quantize`). The export fails (raises
+:class:`ParityError`) when torch and ONNX fp32 disagree by more than ``max_abs_diff`` or
+when int8 changes more decisions than ``min_int8_agreement`` allows: a silently broken
+export is worse than none.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 
 from gatecli import artifact
 from gatecli.template import DEFAULT_TEMPLATE
+from gatecli.train import quantize as quant
 from gatecli.train.model import ExportWrapper, GateModel
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -60,38 +62,19 @@ def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
     model.eval()
 
 
-# MatMuls left in fp32 by default: the FFN output projections (their inputs, after GELU,
-# have the widest activation ranges, which per-tensor dynamic activation quantisation
-# handles worst) and the first layer. Measured on gate-small's 600 parity texts: all
-# MatMuls int8 agreed with fp32 on 98.5% of decisions, these excluded on 99.7%, at
-# 37.5 MB instead of 23.4 MB; the embedding table alone in int8 changes nothing (100%).
-DEFAULT_KEEP_FP32 = (r"layer\.\d+/output/dense", r"layer\.0/")
-
-
-def quantize_int8(
-    src: Path, dst: Path, keep_fp32: tuple[str, ...] = DEFAULT_KEEP_FP32
+def quantize_model(
+    src: Path,
+    dst: Path,
+    method: str = "blockwise",
+    accuracy_level: int | None = None,
+    keep_fp32: tuple[str, ...] = (),
 ) -> list[str]:
-    """int8 dynamic quantisation, per channel; MatMuls whose name matches a ``keep_fp32``
-    pattern stay fp32. Returns the excluded node names."""
-    import re
-
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    graph = onnx.load(str(src)).graph
-    excluded = [
-        n.name
-        for n in graph.node
-        if n.op_type in ("MatMul", "Gemm") and any(re.search(p, n.name) for p in keep_fp32)
-    ]
-    quantize_dynamic(
-        str(src),
-        str(dst),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        nodes_to_exclude=excluded,
-    )
-    return excluded
+    """int8 model ``dst`` from fp32 ``src`` by ``method`` (blockwise | dynamic)."""
+    if method == "blockwise":
+        return quant.quantize_blockwise(src, dst, keep_fp32, accuracy_level)
+    if method == "dynamic":
+        return quant.quantize_dynamic_int8(src, dst, keep_fp32)
+    raise ValueError(f"unknown quantization {method!r}; use blockwise or dynamic")
 
 
 def _encode(tokenizer: Any, texts: list[str], max_length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -173,7 +156,9 @@ def write_model_folder(
     card_text: str | None = None,
     extra: dict[str, Any] | None = None,
     min_int8_agreement: float = 0.995,
-    keep_fp32: tuple[str, ...] = DEFAULT_KEEP_FP32,
+    quantization: str = "blockwise",
+    accuracy_level: int | None = None,
+    keep_fp32: tuple[str, ...] = (),
 ) -> ExportReport:
     """Write a complete runtime model folder (spec artifact contract) and return the parity
     report. ``tokenizer`` is a ``tokenizers.Tokenizer`` configured by
@@ -183,9 +168,9 @@ def write_model_folder(
     export_onnx(model, fp32)
     final = out_dir / artifact.MODEL_FILE
     int8_tmp = out_dir / "model.int8.onnx" if quantize else None
-    excluded: list[str] = []
+    notes: list[str] = []
     if int8_tmp is not None:
-        excluded = quantize_int8(fp32, int8_tmp, keep_fp32)
+        notes = quantize_model(fp32, int8_tmp, quantization, accuracy_level, keep_fp32)
     try:
         report = parity_check(
             model,
@@ -203,7 +188,7 @@ def write_model_folder(
         else:
             fp32.replace(final)
     report.onnx_bytes = final.stat().st_size
-    report.notes.append(f"{len(excluded)} MatMul nodes kept fp32: {', '.join(keep_fp32)}")
+    report.notes.extend(notes)
     tokenizer.save(str(out_dir / artifact.TOKENIZER_FILE))
     shutil.copyfile(catalog_path, out_dir / artifact.CATALOG_FILE)
     shutil.copyfile(policy_path, out_dir / artifact.POLICY_FILE)

@@ -200,6 +200,8 @@ def run(
         template=template,
         quantize=recipe.export.quantize,
         min_int8_agreement=recipe.export.min_int8_agreement,
+        quantization=recipe.export.quantization,
+        accuracy_level=recipe.export.accuracy_level or None,
         keep_fp32=tuple(recipe.export.keep_fp32),
         extra={
             "training": {

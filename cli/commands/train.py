@@ -18,7 +18,9 @@ def train_cli(
     ] = None,
     run_dir: Annotated[
         Path | None,
-        typer.Option("--run-dir", help="Checkpoints; run again to resume (default runs/<name>)."),
+        typer.Option(
+            "--run-dir", help="Checkpoints; run again to resume (default runs/<recipe stem>)."
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set train.epochs=1")
@@ -43,7 +45,8 @@ def train_cli(
     summary = run(
         recipe,
         out or Path("models") / name,
-        run_dir or Path("runs") / name,
+        # Per recipe file, not per model name: two recipes may ship the same model name.
+        run_dir or Path("runs") / config.stem,
         progress=progress,
         log=lambda m: typer.echo(m, err=True),
     )
