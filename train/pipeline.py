@@ -128,11 +128,14 @@ def run(
         teacher, tok = load_run_model(Path(recipe.distill.teacher), heads)
         model = copy.deepcopy(teacher)
         keep_layers(model.encoder, recipe.model.keep_layers)
+        teacher_dir = Path(recipe.distill.teacher)
         base_info = {
             "base": f"distilled from {recipe.distill.teacher}",
             "layers": model.encoder.config.num_hidden_layers,
             "teacher_layers": teacher.encoder.config.num_hidden_layers,
         }
+        if (teacher_dir / "base.json").exists():  # the teacher's base: source, vocabulary
+            base_info["teacher_base"] = json.loads((teacher_dir / "base.json").read_text())
     else:
         # The vocabulary is trimmed to what the corpus text uses: only a fresh base needs it.
         texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]

@@ -8,6 +8,8 @@ parameter groups. A checkpoint (model, optimiser, scheduler, step, RNG) is writt
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import random
 import time
@@ -151,11 +153,21 @@ def train(
     if bar is not None:
         bar.close()
     model.eval()
-    return TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
+    result = TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
+    (run_dir / RESULT_FILE).write_text(json.dumps(dataclasses.asdict(result)), encoding="utf-8")
+    return result
+
+
+RESULT_FILE = "train_result.json"
 
 
 def finished_result(run_dir: Path) -> TrainResult:
-    """The result of a run that already ended (its checkpoint's step), for re-exports."""
+    """The result of a run that already ended, for re-exports: what training recorded in
+    ``train_result.json`` (time and loss of the real run), else the checkpoint's step."""
+    saved = run_dir / RESULT_FILE
+    if saved.exists():
+        done = TrainResult(**json.loads(saved.read_text(encoding="utf-8")))
+        return dataclasses.replace(done, resumed_from=done.steps)  # no step taken now
     state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
     step = int(state["step"])
     return TrainResult(step, 0.0, 0.0, step)
