@@ -66,7 +66,7 @@ def quantize_model(
     src: Path,
     dst: Path,
     method: str = "blockwise",
-    accuracy_level: int | None = None,
+    accuracy_level: int | None = 4,
     keep_fp32: tuple[str, ...] = (),
 ) -> list[str]:
     """int8 model ``dst`` from fp32 ``src`` by ``method`` (blockwise | dynamic)."""
@@ -157,7 +157,7 @@ def write_model_folder(
     extra: dict[str, Any] | None = None,
     min_int8_agreement: float = 0.995,
     quantization: str = "blockwise",
-    accuracy_level: int | None = None,
+    accuracy_level: int | None = 4,
     keep_fp32: tuple[str, ...] = (),
 ) -> ExportReport:
     """Write a complete runtime model folder (spec artifact contract) and return the parity

@@ -117,7 +117,7 @@ def quantize_embeddings(model, block: int = BLOCK) -> list[str]:  # noqa: ANN001
 
 
 def quantize_blockwise(
-    src: Path, dst: Path, keep_fp32: tuple[str, ...] = (), accuracy_level: int | None = None
+    src: Path, dst: Path, keep_fp32: tuple[str, ...] = (), accuracy_level: int | None = 4
 ) -> list[str]:
     """Embeddings as above, then 8-bit ``MatMulNBits`` for every constant-weight MatMul
     whose name matches no ``keep_fp32`` pattern. Returns the notes for the export report."""

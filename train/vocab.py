@@ -1,10 +1,10 @@
 """Vocabulary trimming: keep the pieces that en/zh/fr text actually uses.
 
 82% of e5-small's fp32 weights are its 250k-row embedding table, mostly pieces of
-languages we do not serve. We keep every piece that the corpus (all splits and eval
-suites: keeping a piece is not training on it) and a broad frequency list
-(``wordfreq`` top words per language) tokenise to, plus the specials, and remap the
-embedding rows. Unigram segmentation of any text whose best path uses only kept pieces is
+languages we do not serve. We keep every piece that the texts the pipeline passes (its
+training sample and dev/test samples; keeping a piece is not training on it) and a broad
+frequency list (``wordfreq`` top words per language) tokenise to, plus the specials, and
+remap the embedding rows. Unigram segmentation of any text whose best path uses only kept pieces is
 unchanged (removing other pieces only removes alternatives), so kept text tokenises
 exactly as before; other text falls back to smaller kept pieces or ``<unk>``.
 """
