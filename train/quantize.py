@@ -74,10 +74,14 @@ def quantize_embeddings(model, block: int = BLOCK) -> list[str]:  # noqa: ANN001
     from onnx import helper, numpy_helper
 
     inits = {t.name: t for t in model.graph.initializer}
+    uses: dict[str, int] = {}
+    for n in model.graph.node:
+        for name in n.input:
+            uses[name] = uses.get(name, 0) + 1
     done: list[str] = []
     for node in list(model.graph.node):
-        if node.op_type != "Gather" or node.input[0] not in inits:
-            continue
+        if node.op_type != "Gather" or node.input[0] not in inits or uses[node.input[0]] > 1:
+            continue  # a table another node also reads (tied weights) stays as it is
         table = numpy_helper.to_array(inits[node.input[0]])
         if table.ndim != 2 or table.shape[0] < MIN_EMBEDDING_ROWS:
             continue
