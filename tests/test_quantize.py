@@ -74,3 +74,21 @@ def test_small_gathers_are_left_alone(tmp_path: Path) -> None:
     _gather_model(_q4_table(64, 32), src)  # position-embedding sized: not a vocabulary
     model = onnx.load(str(src))
     assert Q.quantize_embeddings(model) == []
+
+
+def test_tied_tables_are_left_alone(tmp_path: Path) -> None:
+    """A table another node also reads (an output projection tied to the embeddings)."""
+    table = _q4_table(1200, 32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Gather", ["table", "ids"], ["emb"], name="emb"),
+            helper.make_node("MatMul", ["emb", "tableT"], ["out"], name="proj"),
+            helper.make_node("Transpose", ["table"], ["tableT"], name="tie"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 1200])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert Q.quantize_embeddings(model) == []
