@@ -29,9 +29,12 @@ BLOCK = 32
 MIN_EMBEDDING_ROWS = 1000  # a Gather over a constant this tall is a token-embedding table
 
 
-def q4_grid(table: np.ndarray, block: int = BLOCK) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(k + zero_point, scale)`` when every block of ``table`` is exactly ``k * d`` with
-    integer ``k`` spanning at most 16 levels of [-8, 8] (Q4_0 weights); else None."""
+def q4_grid(
+    table: np.ndarray, block: int = BLOCK
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(k + zero_point, scale, zero_point)`` when every block of 32 in ``table`` is
+    exactly ``k * d`` with integer ``k`` spanning at most 16 levels of [-8, 8] (Q4_0
+    weights); else None."""
     rows, cols = table.shape
     if cols % block:
         return None
@@ -120,6 +123,15 @@ def quantize_embeddings(model, block: int = BLOCK) -> list[str]:  # noqa: ANN001
     return done
 
 
+def _matching_matmuls(graph, patterns: tuple[str, ...]) -> list[str]:  # noqa: ANN001
+    """Names of the MatMul/Gemm nodes that a ``keep_fp32`` pattern matches."""
+    return [
+        n.name
+        for n in graph.node
+        if n.op_type in ("MatMul", "Gemm") and any(re.search(p, n.name) for p in patterns)
+    ]
+
+
 def quantize_blockwise(
     src: Path, dst: Path, keep_fp32: tuple[str, ...] = (), accuracy_level: int | None = 4
 ) -> list[str]:
@@ -130,11 +142,7 @@ def quantize_blockwise(
 
     model = onnx.load(str(src))
     notes = quantize_embeddings(model)
-    excluded = [
-        n.name
-        for n in model.graph.node
-        if n.op_type in ("MatMul", "Gemm") and any(re.search(p, n.name) for p in keep_fp32)
-    ]
+    excluded = _matching_matmuls(model.graph, keep_fp32)
     quantizer = nbits.MatMulNBitsQuantizer(
         model,
         bits=8,
@@ -158,12 +166,7 @@ def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ())
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    graph = onnx.load(str(src)).graph
-    excluded = [
-        n.name
-        for n in graph.node
-        if n.op_type in ("MatMul", "Gemm") and any(re.search(p, n.name) for p in keep_fp32)
-    ]
+    excluded = _matching_matmuls(onnx.load(str(src)).graph, keep_fp32)
     quantize_dynamic(
         str(src),
         str(dst),

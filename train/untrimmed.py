@@ -14,7 +14,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -24,13 +23,12 @@ import yaml
 
 from gatecli.template import DEFAULT_TEMPLATE, serialize
 from gatecli.train import convert_e5, export, pipeline
+from gatecli.train.examples import read_jsonl
 from gatecli.train.model import head_defs_from_catalog
 
 
 def _texts(path: Path, limit: int = 0) -> list[str]:
-    with gzip.open(path, "rt", encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    texts = [serialize(r["input"], DEFAULT_TEMPLATE) for r in rows]
+    texts = [serialize(r["input"], DEFAULT_TEMPLATE) for r in read_jsonl(path)]
     return texts[:limit] if limit else texts
 
 
