@@ -19,6 +19,7 @@ import hashlib
 import random
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from gatecli.train.corpus.tool_names import FAMILY, OTHER, SERVES
@@ -72,36 +73,40 @@ def unrelated(events: list[str], split: str) -> list[str]:
     return _for_split(names + OTHER, split)
 
 
-def _event_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def _pool(
+    records: list[dict[str, Any]], langs: dict[str, int], want: Callable[[dict[str, Any]], bool]
+) -> dict[str, list[dict[str, Any]]]:
+    """Untouched execute records (mapped or authored, no tool list yet) per language, where
+    ``want`` holds."""
     by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        lab = r["labels"]
         if (
             r["provenance"] in ("mapped", "authored")
-            and lab["decision"] == "execute"
-            and lab["events"]
-            and all(e in SERVES for e in lab["events"])  # not session.terminate: needs no tool
+            and r["labels"]["decision"] == "execute"
             and "available_tools" not in r["input"]
-            and r["lang"] in EVENTS_N
+            and r["lang"] in langs
+            and want(r)
         ):
             by_lang[r["lang"]].append(r)
     return by_lang
+
+
+def _event_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    def serves(r: dict[str, Any]) -> bool:
+        ev = r["labels"]["events"]
+        return bool(ev) and all(e in SERVES for e in ev)  # not session.terminate: no tool
+
+    return _pool(records, EVENTS_N, serves)
 
 
 def _plain_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
+    def plain(r: dict[str, Any]) -> bool:
         lab = r["labels"]
-        if (
-            r["provenance"] in ("mapped", "authored")
-            and lab["decision"] == "execute"
-            and lab["events"] == []
-            and "available_tools" not in r["input"]
-            and r["lang"] in PLAIN_N
-            and ("chitchat" in (lab["scenario_tags"] or []) or _PLAIN_NOTE.match(r["note"]))
-        ):
-            by_lang[r["lang"]].append(r)
-    return by_lang
+        return lab["events"] == [] and (
+            "chitchat" in (lab["scenario_tags"] or []) or bool(_PLAIN_NOTE.match(r["note"]))
+        )
+
+    return _pool(records, PLAIN_N, plain)
 
 
 def _balanced(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
