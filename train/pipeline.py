@@ -125,10 +125,10 @@ def run(
     elif recipe.distill.teacher:
         import copy
 
-        teacher, tok = load_run_model(Path(recipe.distill.teacher), heads)
+        teacher_dir = Path(recipe.distill.teacher)
+        teacher, tok = load_run_model(teacher_dir, heads)
         model = copy.deepcopy(teacher)
         keep_layers(model.encoder, recipe.model.keep_layers)
-        teacher_dir = Path(recipe.distill.teacher)
         base_info = {
             "base": f"distilled from {recipe.distill.teacher}",
             "layers": model.encoder.config.num_hidden_layers,

@@ -24,6 +24,8 @@ from gatecli.train.config import TrainConfig
 from gatecli.train.examples import Example, batches
 from gatecli.train.model import GateModel, masked_losses
 
+RESULT_FILE = "train_result.json"  # a finished run's TrainResult, for re-exports
+
 
 @dataclass
 class TrainResult:
@@ -156,9 +158,6 @@ def train(
     result = TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
     (run_dir / RESULT_FILE).write_text(json.dumps(dataclasses.asdict(result)), encoding="utf-8")
     return result
-
-
-RESULT_FILE = "train_result.json"
 
 
 def finished_result(run_dir: Path) -> TrainResult:
