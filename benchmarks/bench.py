@@ -4,7 +4,8 @@ One script, one run (``all``) so that ratios between rows hold on a noisy shared
 Prints a table and writes JSON; ``--write-readme`` regenerates the results section of
 benchmarks/README.md. Not a test: it asserts nothing and takes minutes at full size.
 
-    python benchmarks/bench.py all --model models/gate-small --out benchmarks/results.json
+    python benchmarks/bench.py all --model models/gatecli_models/gate-small \
+      --out benchmarks/results.json
     python benchmarks/bench.py latency --model /tmp/tiny --n 200      # a quick look
 """
 
@@ -389,7 +390,7 @@ def write_readme(text: str) -> None:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("what", choices=["all", "latency", "throughput", "process", "quality"])
-    p.add_argument("--model", default=str(ROOT / "models" / "gate-small"))
+    p.add_argument("--model", default=str(ROOT / "models" / "gatecli_models" / "gate-small"))
     p.add_argument("--fp32-model", help="model folder of the same model exported in fp32")
     p.add_argument("--torch-checkpoint", help="torch.save'd GateModel (teacher or student)")
     p.add_argument(

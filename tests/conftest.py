@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A complete model folder with random weights, built offline through the real export."""
-    from gatecli.train.tiny import build_tiny_model
+    from gatecli_train.tiny import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "tiny-model")
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gatecli.train.calibrate import (
+from gatecli_train.calibrate import (
     best_f1_threshold,
     expected_calibration_error,
     fit_temperature,
     safety_threshold,
 )
-from gatecli.train.model import HeadDef
+from gatecli_train.model import HeadDef
 
 
 def test_temperature_recovers_overconfident_logits() -> None:

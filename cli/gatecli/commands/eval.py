@@ -1,0 +1,182 @@
+"""``gatecli eval``: score a model (or a baseline folder) on named suites, compare, gate.
+
+The work happens in :func:`gatecli.evaluation.run.run_eval` (returns every number as a dict)
+and :mod:`gatecli.evaluation.report`; this module parses options, prints rich tables and
+sets the exit code: 0 = done (and the release gate passed), 1 = the gate failed,
+2 = bad input. ``gatecli eval build-baselines`` trains the reference baselines.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+HELP = """Evaluate a model on suites (test, dev, seeds, xstest, when2call, ... or a JSONL path).
+
+Examples:
+
+  gatecli eval --suite seeds --suite xstest
+
+  gatecli eval --model runs/new --baseline models/gatecli_models/gate-small \
+      --suite all --report reports/eval
+
+  gatecli eval --model artifacts/baselines/tfidf --suite test --json tfidf.json
+
+  gatecli eval build-baselines --corpus data/corpus --out artifacts/baselines
+"""
+
+eval_app = typer.Typer(help=HELP, invoke_without_command=True, no_args_is_help=False)
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"gatecli: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def render_summary(results: dict[str, Any]) -> None:
+    """Print the per-suite summary, views, deltas and the release gate as rich tables."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from gatecli.evaluation.report import SUMMARY_COLUMNS, _fmt, _get
+
+    console = Console()
+    title = f"{results['model']}" + (f" vs {results['baseline']}" if results["baseline"] else "")
+    table = Table("suite", *(n for _, n in SUMMARY_COLUMNS), title=title, title_justify="left")
+    for suite, entry in results["suites"].items():
+        for who in ("model", "baseline"):
+            if who in entry:
+                label = suite if who == "model" else "  baseline"
+                table.add_row(
+                    label, *(_fmt(_get(entry[who]["overall"], k)) for k, _ in SUMMARY_COLUMNS)
+                )
+    console.print(table)
+    for suite, entry in results["suites"].items():
+        d = entry["model"]["overall"].get("decision")
+        if d and d.get("safety_recall") is not None:
+            console.print(f"{suite}: safety recall {d['safety_recall']:.3f}", markup=False)
+        v = entry["model"]["views"]
+        if "xstest" in v:
+            x = v["xstest"]
+            console.print(f"{suite}: XSTest over-refusal {_fmt(x['over_refusal_rate'])} on "
+                          f"{x['n_safe']} safe, refusal {_fmt(x['refusal_rate_unsafe'])} on "
+                          f"{x['n_unsafe']} unsafe", markup=False)  # fmt: skip
+        if "when2call" in v:
+            console.print(
+                f"{suite}: When2Call macro-F1 {v['when2call']['macro_f1']:.3f}", markup=False
+            )
+        if "seeds" in v:
+            s = v["seeds"]
+            console.print(f"{suite}: seeds {s['passed']}/{s['n']} pass", markup=False)
+            fails = Table("id", "message", "head", "gold", "predicted", title="failing seeds")
+            for f in s["failures"]:
+                fails.add_row(*(_fmt(f[k]) for k in ("id", "message", "head", "gold", "predicted")))
+            if s["failures"]:
+                console.print(fails)
+    for suite, comp in results["comparison"].items():
+        console.print(f"{suite}: {comp['n_fixed']} fixed, {comp['n_broken']} broken", markup=False)
+        for f in comp["broken"][:20]:
+            console.print(f"  broken [{f['head']}] {f['message'][:80]!r} gold={f['gold']} "
+                          f"model={f['model']} baseline={f['baseline']}", markup=False)  # fmt: skip
+    if results["gate"] is not None:
+        gate = Table("suite", "criterion", "passed", "why", title="release gate")
+        for c in results["gate"]["checks"]:
+            gate.add_row(c["suite"], c["name"], "yes" if c["passed"] else "NO", c["reason"])
+        console.print(gate)
+        console.print("release gate: " + ("PASSED" if results["gate"]["passed"] else "FAILED"))
+    for note in results["skipped"]:
+        console.print(f"skipped {note}", markup=False)
+
+
+@eval_app.callback()
+def eval_cli(
+    ctx: typer.Context,
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", "-m", envvar="GATECLI_MODEL", help="Model or baseline folder."),
+    ] = None,
+    suite: Annotated[
+        list[str] | None,
+        typer.Option("--suite", "-s", help="Suite name, 'all', or a JSONL(.gz) path; repeatable."),
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Compare against this model folder.")
+    ] = None,
+    gate_criteria: Annotated[
+        Path | None, typer.Option("--gate-criteria", help="Release-gate YAML.")
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option("--report", help="Write report.md + PNGs here.")
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every number here.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="First N turns per suite.")
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Where suite names resolve.")
+    ] = None,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from gatecli.artifact import ArtifactError
+    from gatecli.evaluation.run import run_eval
+    from gatecli.evaluation.suites import SuiteError
+
+    try:
+        results = run_eval(model, suite or ["test"], baseline=baseline, gate_criteria=gate_criteria,
+                           limit=limit, data_dir=data_dir)  # fmt: skip
+    except (ArtifactError, SuiteError, ValueError, OSError) as exc:
+        _fail(str(exc))
+    render_summary(results)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
+    if report is not None:
+        from gatecli.evaluation.report import write_report
+
+        try:
+            path = write_report(results, report)
+        except ImportError as exc:
+            _fail(str(exc))
+        typer.echo(f"report -> {path}", err=True)
+    if results["gate"] is not None and not results["gate"]["passed"]:
+        raise typer.Exit(1)
+
+
+@eval_app.command("build-baselines")
+def build_baselines_cli(
+    corpus: Annotated[
+        Path, typer.Option("--corpus", help="Folder with train/dev.jsonl.gz.")
+    ] = Path("data/corpus"),
+    out: Annotated[Path, typer.Option("--out", help="Where the baseline folders go.")] = Path(
+        "artifacts/baselines"
+    ),
+    kind: Annotated[
+        list[str] | None, typer.Option("--kind", help="tfidf | embedding_router (repeatable).")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="First N records per split.")
+    ] = None,
+) -> None:
+    """Train the TF-IDF and e5-router reference baselines (needs gatecli[train])."""
+    try:
+        from gatecli_train.baselines import build_baselines
+    except ImportError as exc:
+        _fail(f"{exc}; pip install 'gatecli[train]'")
+    try:
+        done = build_baselines(
+            corpus, out, kinds=tuple(kind or ("tfidf", "embedding_router")), limit=limit
+        )
+    except (FileNotFoundError, ImportError) as exc:
+        _fail(str(exc))
+    for name, path in done.items():
+        typer.echo(f"{name} -> {path}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(eval_app, name="eval", help=HELP)

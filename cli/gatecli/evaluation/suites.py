@@ -1,0 +1,129 @@
+"""Evaluation suites: names to files under ``data/``, and reading labeled turns (spec §6).
+
+Suites are named so that a person types ``--suite xstest`` instead of a path, and so that
+``--suite all`` means the same set on every machine; anything else is read as a path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CORPUS_SUITES = ("test", "dev")
+EXTERNAL_SUITES = (
+    "when2call", "xstest", "coconot", "simple_safety_tests", "harmbench", "home_assistant", "xsid",
+)  # fmt: skip
+SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES)
+HEADS = ("decision", "events", "scenario_tags", "missing_slots")
+
+
+class SuiteError(ValueError):
+    """A suite name that resolves to no file, or a file that is not JSONL; one line."""
+
+
+def default_data_dir() -> Path:
+    """``$GATECLI_DATA``, else ``./data`` (a checkout's corpus when run from its root).
+
+    Installed code never guesses a path relative to a checkout it may not be in.
+    """
+    return Path(os.environ.get("GATECLI_DATA", "data"))
+
+
+def _candidates(name: str, data: Path) -> list[Path]:
+    if name in CORPUS_SUITES:
+        return [data / "corpus" / f"{name}.jsonl.gz", data / "corpus" / f"{name}.jsonl"]
+    extra = [data / "suites" / f"{name}.jsonl"] if name == "seeds" else []
+    return [data / "eval" / f"{name}.jsonl.gz", data / "eval" / f"{name}.jsonl", *extra]
+
+
+def resolve_suites(
+    specs: list[str], data_dir: str | Path | None = None
+) -> tuple[dict[str, Path], list[str]]:
+    """Map ``--suite`` values to files; returns ``({name: path}, [skipped notes])``.
+
+    ``all`` expands to every named suite that exists (missing ones are noted, not fatal);
+    an explicit name or path that does not exist raises :class:`SuiteError`.
+
+    Example:
+        >>> resolve_suites(["seeds"])[0]  # doctest: +SKIP
+        {'seeds': PosixPath('.../data/eval/seeds.jsonl.gz')}
+    """
+    data = Path(data_dir) if data_dir else default_data_dir()
+    out: dict[str, Path] = {}
+    skipped: list[str] = []
+    for spec in specs or ["test"]:
+        if spec == "all":
+            for name in SUITE_NAMES:
+                found = next((p for p in _candidates(name, data) if p.is_file()), None)
+                if found is None:
+                    skipped.append(f"{name}: no file under {data}")
+                else:
+                    out.setdefault(name, found)
+            continue
+        if spec in SUITE_NAMES:
+            cands = _candidates(spec, data)
+            found = next((p for p in cands if p.is_file()), None)
+            if found is None:
+                raise SuiteError(
+                    f"suite {spec!r}: none of {', '.join(map(str, cands))} exists; build the data "
+                    f"with `gatecli data build` or pass --data-dir"
+                )
+            out[spec] = found
+            continue
+        path = Path(spec)
+        if not path.is_file():
+            raise SuiteError(f"suite {spec!r} is neither a suite name ({', '.join(SUITE_NAMES)}) "
+                             f"nor a file")  # fmt: skip
+        name = path.name.removesuffix(".gz").removesuffix(".jsonl")
+        out[name if name not in out else str(path)] = path
+    return out, skipped
+
+
+def _normalise(raw: dict[str, Any], line: int) -> dict[str, Any]:
+    """A §6 record, or a flat §1 record with ``labels`` beside it, as one shape."""
+    inp = raw.get("input")
+    if not isinstance(inp, dict):
+        inp = {k: v for k, v in raw.items() if k not in ("labels", "source", "split", "lang")}
+    labels = raw.get("labels") if isinstance(raw.get("labels"), dict) else {}
+    return {
+        "id": str(raw.get("id") if raw.get("id") is not None else f"line:{line}"),
+        "line": line,
+        "source": raw.get("source") or "unknown",
+        "lang": raw.get("lang"),
+        "input": inp,
+        "labels": {h: labels.get(h) for h in HEADS},
+    }
+
+
+def load_suite(path: str | Path, limit: int | None = None) -> tuple[list[dict], list[dict]]:
+    """Read a JSONL or JSONL.gz suite; returns ``(records, errors)`` (errors keep their line).
+
+    Example:
+        >>> recs, errs = load_suite("data/eval/xstest.jsonl.gz", limit=10)  # doctest: +SKIP
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    records: list[dict] = []
+    errors: list[dict] = []
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for n, text in enumerate(fh, 1):
+                if not text.strip():
+                    continue
+                if limit is not None and len(records) + len(errors) >= limit:
+                    break
+                try:
+                    raw = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    errors.append({"id": None, "line": n, "error": f"invalid JSON: {exc}"})
+                    continue
+                if not isinstance(raw, dict):
+                    errors.append({"id": None, "line": n, "error": "not a JSON object"})
+                    continue
+                records.append(_normalise(raw, n))
+    except (OSError, UnicodeDecodeError, EOFError) as exc:
+        raise SuiteError(f"{path}: cannot read ({exc})") from exc
+    return records, errors

@@ -1,0 +1,130 @@
+"""Calibration on dev: one temperature per head, one threshold per label.
+
+Temperatures minimise the dev negative log-likelihood (softmax heads) or binary
+cross-entropy (sigmoid heads) over a log-spaced grid refined once: a scalar search is
+enough and needs no optimiser. Multi-label thresholds maximise per-label F1 on dev within
+[floor, ceiling] when the label has enough positive examples. The decision head gets a
+``safety`` threshold: the highest probability at which dev safety recall still meets the
+target (the policy routes to safety above it even when safety is not the argmax).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gatecli.evaluation.metrics import ece
+from gatecli.heads import sigmoid, softmax
+from gatecli_train.config import CalibrationConfig
+from gatecli_train.model import HeadDef
+
+
+@dataclass
+class Calibration:
+    temperatures: dict[str, float] = field(default_factory=dict)
+    thresholds: dict[str, dict[str, float]] = field(default_factory=dict)
+    report: dict[str, object] = field(default_factory=dict)
+
+
+def _nll(head: HeadDef, z: np.ndarray, y: np.ndarray, t: float) -> float:
+    if head.multilabel:
+        p = np.clip(sigmoid(z, t), 1e-7, 1 - 1e-7)
+        return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())
+    p = softmax(z, t)
+    return float(-np.log(np.clip(p[np.arange(len(y)), y], 1e-12, 1)).mean())
+
+
+def fit_temperature(head: HeadDef, z: np.ndarray, y: np.ndarray) -> float:
+    if len(y) == 0:
+        return 1.0
+    grid = np.exp(np.linspace(np.log(0.25), np.log(8.0), 41))
+    best = min(grid, key=lambda t: _nll(head, z, y, t))
+    fine = best * np.exp(np.linspace(-0.1, 0.1, 21))
+    return float(min(fine, key=lambda t: _nll(head, z, y, t)))
+
+
+def best_f1_threshold(p: np.ndarray, y: np.ndarray, lo: float, hi: float) -> float:
+    grid = np.linspace(lo, hi, int(round((hi - lo) / 0.02)) + 1)
+    scores = []
+    for t in grid:
+        pred = p >= t
+        tp = float((pred & (y == 1)).sum())
+        prec = tp / max(1.0, float(pred.sum()))
+        rec = tp / max(1.0, float((y == 1).sum()))
+        scores.append(0.0 if tp == 0 else 2 * prec * rec / (prec + rec))
+    # ties: the threshold closest to 0.5 (least surprising)
+    best = max(scores)
+    cands = [t for t, s in zip(grid, scores, strict=True) if s == best]
+    return float(min(cands, key=lambda t: abs(t - 0.5)))
+
+
+def safety_threshold(
+    p_safety: np.ndarray, is_safety: np.ndarray, target_recall: float, min_precision: float
+) -> float:
+    """The safety threshold for the policy's "safety wins above this probability" rule.
+
+    Among thresholds whose dev precision is at least ``min_precision``, the one with the
+    highest recall (the highest threshold among equals), stopping at ``target_recall``;
+    if none is that precise, the one with the best F2 (recall weighs double). Never above
+    0.5: above it, safety wins as the argmax anyway. The first gate-small run used the
+    recall target alone and got a threshold of 0.02: 0.90 recall at 0.30 precision on
+    test, greetings routed to safety.
+    """
+    pos = int(is_safety.sum())
+    if pos == 0:
+        return 0.5
+    grid = np.round(np.linspace(0.02, 0.5, 49), 4)
+    best_ok: tuple[float, float] | None = None  # (recall, threshold)
+    best_f2: tuple[float, float] = (-1.0, 0.5)
+    for t in grid:
+        pred = p_safety >= t
+        tp = float((pred & is_safety).sum())
+        prec = tp / max(1.0, float(pred.sum()))
+        rec = tp / pos
+        f2 = 0.0 if tp == 0 else 5 * prec * rec / (4 * prec + rec)
+        if f2 > best_f2[0]:
+            best_f2 = (f2, float(t))
+        if prec >= min_precision and (best_ok is None or min(rec, target_recall) >= best_ok[0]):
+            best_ok = (min(rec, target_recall), float(t))
+    return best_ok[1] if best_ok is not None else best_f2[1]
+
+
+def calibrate(
+    heads: list[HeadDef],
+    logits: dict[str, np.ndarray],
+    targets: dict[str, np.ndarray],
+    known: dict[str, np.ndarray],
+    cfg: CalibrationConfig,
+) -> Calibration:
+    cal = Calibration()
+    for h in heads:
+        m = known[h.name]
+        z, y = logits[h.name][m], targets[h.name][m]
+        t = fit_temperature(h, z, y)
+        cal.temperatures[h.name] = t
+        cal.thresholds[h.name] = {}
+        if h.multilabel:
+            p = sigmoid(z, t)
+            for j, lab in enumerate(h.labels):
+                if int(y[:, j].sum()) >= cfg.min_label_support:
+                    cal.thresholds[h.name][lab] = round(
+                        best_f1_threshold(
+                            p[:, j], y[:, j], cfg.threshold_floor, cfg.threshold_ceiling
+                        ),
+                        4,
+                    )
+        elif "safety" in h.labels:
+            p = softmax(z, t)
+            j = h.labels.index("safety")
+            cal.thresholds[h.name]["safety"] = round(
+                safety_threshold(p[:, j], y == j, cfg.safety_recall, cfg.safety_min_precision), 4
+            )
+            cal.report["decision_ece"] = expected_calibration_error(p, y)
+    return cal
+
+
+def expected_calibration_error(p: np.ndarray, y: np.ndarray) -> float:
+    """Top-label ECE of softmax probabilities ``p`` against class indices ``y`` (the same
+    measure as ``gatecli eval``'s ``ece``)."""
+    return float(ece(p.max(axis=1), p.argmax(axis=1) == y)["ece"])

@@ -1,0 +1,167 @@
+"""Vary ``available_tools`` so the model learns to read it (spec §1, §2.1 ``connect``).
+
+Why: almost every corpus record has no tool list, so the model ignored the field, while
+When2Call-style inputs hinge on it: a fitting tool -> execute, no fitting tool -> connect. For a
+seeded, event-balanced sample of real requests (mapped/authored execute records with known,
+non-empty events) two variants are made in the original's group (so they share its split):
+
+- ``tools.offered``: 2-6 developer-style function names, one serving each event -> same labels;
+- ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged.
+
+Plain answers (chit-chat, definitions, maths, recipes: no event) get ``tools.plain``: unrelated
+tools -> still execute, since no tool is needed. Names come from :mod:`tool_names`; a hashed
+quarter of each list is used only for dev/test records, the rest only for train records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
+
+EVENTS_N = {"en": 2500, "zh": 600, "fr": 500}
+PLAIN_N = {"en": 520, "zh": 200, "fr": 80}
+# No-event intents that a plain answer serves (notes of the intent mappers); plus chitchat tags.
+_PLAIN_NOTE = re.compile(
+    r"^intent (qa_definition|definition|qa_maths|calculator|cooking_recipe|recipe|fun_fact|"
+    r"spelling|meaning_of_life|tell_joke|general_joke|general_praise|ingredients_list) -> \[\]$"
+)
+
+
+def _held(names: list[str]) -> set[str]:
+    """The dev/test-only quarter of a list: the ceil(n/4) names with the lowest hash."""
+    ranked = sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
+    return set(ranked[: -(-len(names) // 4)])
+
+
+def _lists() -> list[list[str]]:
+    return [names for pats in SERVES.values() for _, names in pats] + [OTHER]
+
+
+HELD: set[str] = set().union(*(_held(n) for n in _lists()))
+
+
+def _for_split(names: list[str], split: str) -> list[str]:
+    held = split != "train"
+    return sorted(n for n in set(names) if (n in HELD) == held)
+
+
+def serving(event: str, message: str, split: str) -> list[str]:
+    """Names that serve ``event`` for this message (generic ones, plus topic-specific ones).
+
+    Example:
+        >>> "get_stock_price" in serving("knowledge.web.search", "apple stock price?", "train")
+        True
+    """
+    names = [
+        n for pat, lst in SERVES[event] if pat is None or re.search(pat, message, re.I) for n in lst
+    ]
+    return _for_split(names, split)
+
+
+def unrelated(events: list[str], split: str) -> list[str]:
+    """Names from no family of ``events`` (a power switch could serve a light request)."""
+    banned = {FAMILY[e] for e in events}
+    names = [
+        n for e, pats in SERVES.items() if FAMILY[e] not in banned for _, lst in pats for n in lst
+    ]
+    return _for_split(names + OTHER, split)
+
+
+def _pool(
+    records: list[dict[str, Any]], langs: dict[str, int], want: Callable[[dict[str, Any]], bool]
+) -> dict[str, list[dict[str, Any]]]:
+    """Untouched execute records (mapped or authored, no tool list yet) per language, where
+    ``want`` holds."""
+    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        if (
+            r["provenance"] in ("mapped", "authored")
+            and r["labels"]["decision"] == "execute"
+            and "available_tools" not in r["input"]
+            and r["lang"] in langs
+            and want(r)
+        ):
+            by_lang[r["lang"]].append(r)
+    return by_lang
+
+
+def _event_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    def serves(r: dict[str, Any]) -> bool:
+        ev = r["labels"]["events"]
+        return bool(ev) and all(e in SERVES for e in ev)  # not session.terminate: no tool
+
+    return _pool(records, EVENTS_N, serves)
+
+
+def _plain_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    def plain(r: dict[str, Any]) -> bool:
+        lab = r["labels"]
+        return lab["events"] == [] and (
+            "chitchat" in (lab["scenario_tags"] or []) or bool(_PLAIN_NOTE.match(r["note"]))
+        )
+
+    return _pool(records, PLAIN_N, plain)
+
+
+def _balanced(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
+    """Up to n records, round-robin over event sets so web search does not crowd out the rest."""
+    by_ev: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(pool, key=lambda r: r["id"]):
+        by_ev[tuple(r["labels"]["events"])].append(r)
+    queues = [rng.sample(v, len(v)) for _, v in sorted(by_ev.items())]
+    out: list[dict[str, Any]] = []
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
+
+
+def _variant(r: dict[str, Any], kind: str, tools: list[str], note: str) -> dict[str, Any]:
+    v = {**r, "id": f"augmented:tools.{kind}:{r['id']}", "provenance": "augmented"}
+    v["input"] = {**r["input"], "available_tools": tools}
+    v["labels"] = dict(r["labels"])
+    v["note"] = f"{note} (rule tools.{kind}) on {r['id']}"
+    return v
+
+
+def _pick(rng: random.Random, must: list[str], others: list[str]) -> list[str]:
+    k = max(rng.randint(2, 6), len(must))
+    rest = [n for n in others if n not in must]
+    tools = must + rng.sample(rest, min(k - len(must), len(rest)))
+    rng.shuffle(tools)
+    return tools
+
+
+def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
+    """Tool-list variants of split-assigned records (see module doc); deterministic."""
+    out: list[dict[str, Any]] = []
+    pools = _event_pool(records)
+    for lang, n in sorted(EVENTS_N.items()):
+        rng = random.Random(f"{seed}:tools:{lang}")
+        for r in _balanced(pools.get(lang, []), n, rng):
+            ev, msg, split = r["labels"]["events"], r["input"]["user_message"], r["split"]
+            cands = [serving(e, msg, split) for e in ev]
+            if not all(cands):
+                continue
+            must = sorted({rng.choice(c) for c in cands})
+            offered = _pick(rng, must, unrelated(ev, split))
+            out.append(_variant(r, "offered", offered, f"tool offered: {', '.join(must)}"))
+            tools = _pick(rng, [], unrelated(ev, split))
+            missing = _variant(r, "missing", tools, "needed tool not offered")
+            missing["labels"]["decision"] = "connect"
+            out.append(missing)
+    plain = _plain_pool(records)
+    for lang, n in sorted(PLAIN_N.items()):
+        rng = random.Random(f"{seed}:plain:{lang}")
+        pool = sorted(plain.get(lang, []), key=lambda r: r["id"])
+        for r in rng.sample(pool, min(n, len(pool))):
+            tools = _pick(rng, [], unrelated([], r["split"]))
+            out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
+    return out

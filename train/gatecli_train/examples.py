@@ -1,0 +1,152 @@
+"""Corpus records -> tokenised training examples with per-head targets and masks.
+
+A head whose label is ``null`` in a record is masked for that record (spec §6), so a
+safety set that says nothing about events does not teach "no event". Sampling caps the
+big mapped sources per (source, decision) and repeats minority decisions, with a seed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gatecli.template import serialize
+from gatecli_train.model import HeadDef
+
+
+@dataclass
+class Example:
+    ids: list[int]
+    targets: dict[str, Any]  # int (single) or list[int] 0/1 (multi)
+    known: dict[str, bool]
+    record: dict[str, Any]
+
+
+def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
+    p = Path(path)
+    opener = gzip.open if p.suffix == ".gz" else open
+    with opener(p, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def sample_train(records: list[dict], cap: int, min_share: float, seed: int) -> list[dict]:
+    """Cap each (source, language, decision) cell, then repeat decisions below
+    ``min_share`` of the largest decision. Deterministic for a seed."""
+    rng = random.Random(seed)
+    cells: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for r in records:
+        key = (r.get("source", "?"), r.get("lang", "?"), str(r["labels"].get("decision")))
+        cells[key].append(r)
+    kept: list[dict] = []
+    for key in sorted(cells):
+        rows = cells[key]
+        if cap and len(rows) > cap:
+            rows = rng.sample(rows, cap)
+        kept.extend(rows)
+    by_decision: dict[str, list[dict]] = defaultdict(list)
+    for r in kept:
+        by_decision[str(r["labels"].get("decision"))].append(r)
+    largest = max((len(v) for k, v in by_decision.items() if k != "None"), default=0)
+    out = list(kept)
+    for dec, rows in sorted(by_decision.items()):
+        want = int(largest * min_share)
+        if dec != "None" and 0 < len(rows) < want:
+            out.extend(rng.choice(rows) for _ in range(want - len(rows)))
+    rng.shuffle(out)
+    return out
+
+
+def encode_targets(labels: dict[str, Any], heads: list[HeadDef]) -> tuple[dict, dict]:
+    targets: dict[str, Any] = {}
+    known: dict[str, bool] = {}
+    for h in heads:
+        value = labels.get(h.name)
+        if value is None:
+            known[h.name] = False
+            targets[h.name] = [0] * len(h.labels) if h.multilabel else 0
+        elif h.multilabel:
+            want = set(value)
+            known[h.name] = want <= set(h.labels)
+            targets[h.name] = [int(lab in want) for lab in h.labels]
+        else:
+            known[h.name] = value in h.labels
+            targets[h.name] = h.labels.index(value) if value in h.labels else 0
+    return targets, known
+
+
+def build_examples(
+    records: Iterable[dict], heads: list[HeadDef], tokenizer: Any, template: dict, max_length: int
+) -> list[Example]:
+    """Serialise with the artifact template (the runtime's exact function) and tokenise."""
+
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text).ids)
+
+    out: list[Example] = []
+    for r in records:
+        text = serialize(r["input"], template, count_tokens=count, max_length=max_length)
+        ids = tokenizer.encode(text).ids[:max_length]
+        targets, known = encode_targets(r["labels"], heads)
+        out.append(Example(ids, targets, known, r))
+    return out
+
+
+def batches(
+    examples: list[Example],
+    batch_size: int,
+    heads: list[HeadDef],
+    *,
+    shuffle: bool,
+    seed: int = 0,
+    pad_id: int = 1,
+) -> Iterator[dict[str, np.ndarray]]:
+    """Length-bucketed batches (less padding on CPU): sort within chunks of 50 batches."""
+    order = list(range(len(examples)))
+    if shuffle:
+        random.Random(seed).shuffle(order)
+    chunk = batch_size * 50
+    groups: list[list[int]] = []
+    for start in range(0, len(order), chunk):
+        part = sorted(order[start : start + chunk], key=lambda i: len(examples[i].ids))
+        groups.extend(part[i : i + batch_size] for i in range(0, len(part), batch_size))
+    if shuffle:
+        random.Random(seed + 1).shuffle(groups)
+    for idx in groups:
+        rows = [examples[i] for i in idx]
+        width = max(len(r.ids) for r in rows)
+        ids = np.full((len(rows), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for j, r in enumerate(rows):
+            ids[j, : len(r.ids)] = r.ids
+            mask[j, : len(r.ids)] = 1
+        batch: dict[str, np.ndarray] = {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "index": np.array(idx),
+        }
+        for h in heads:
+            batch[f"y:{h.name}"] = np.array([r.targets[h.name] for r in rows])
+            batch[f"m:{h.name}"] = np.array([r.known[h.name] for r in rows], dtype=bool)
+        yield batch
+
+
+def label_counts(records: Iterable[dict]) -> dict[str, Counter]:
+    c: dict[str, Counter] = defaultdict(Counter)
+    for r in records:
+        lab = r["labels"]
+        c["decision"][str(lab.get("decision"))] += 1
+        c["lang"][r.get("lang", "?")] += 1
+        for head in ("events", "scenario_tags", "missing_slots"):
+            for v in lab.get(head) or []:
+                c[head][v] += 1
+    return c
