@@ -273,6 +273,71 @@ CASES = [
         ("execute", "confirm_execution", "warn", ["order.food.place"], [], None),
         ["budget_risk_guard", "execution_confirmation_guard"],
     ),
+    # Issue 12: the catalog decides over the model's `connect` (policy.yaml
+    # catalog_connected_overrides_connect), and a route hint names the system the turn's own
+    # event requires.
+    (
+        "connect_but_calendar_connected_by_system_name",
+        dict(top="connect", events=["calendar.schedule.create"]),
+        ["calendar"],
+        ("execute", "continue", "pass", ["calendar.schedule.create"], [], None),
+        ["catalog_connected_overrides_connect", "model_execute"],
+    ),
+    (
+        "connect_but_display_form_connected",
+        dict(top="connect", events=["calendar.schedule.query"]),
+        ["Google Calendar"],
+        ("execute", "continue", "pass", ["calendar.schedule.query"], [], None),
+        ["catalog_connected_overrides_connect"],
+    ),
+    (
+        "connect_but_event_needs_no_account",
+        dict(top="connect", events=["device.volume.adjust"]),
+        [],
+        ("execute", "continue", "pass", ["device.volume.adjust"], [], None),
+        ["catalog_connected_overrides_connect"],
+    ),
+    (
+        "connect_overridden_then_required_slot_asks",
+        dict(top="connect", events=["alarm.set"], slots=["time"]),
+        [],
+        ("ask", "ask_clarification", "ask", [], ["time"], None),
+        ["catalog_connected_overrides_connect", "catalog_required_slot_missing"],
+    ),
+    (
+        "connect_overridden_then_confirmation",
+        dict(top="connect", events=["message.email.send"]),
+        ["Gmail"],
+        ("execute", "confirm_execution", "pass", ["message.email.send"], [], None),
+        ["catalog_connected_overrides_connect", "catalog_requires_confirmation"],
+    ),
+    (
+        "connect_stands_when_event_system_missing",
+        dict(top="connect", events=["calendar.schedule.create"]),
+        ["gmail"],
+        ("connect", "route", "route", ["calendar.schedule.create"], [], "connect:calendar"),
+        ["model_connect"],
+    ),
+    (
+        "connect_without_event_hints_only_the_best_event",
+        dict(
+            top="connect",
+            event_scores={"calendar.schedule.create": 0.4, "message.email.send": 0.2},
+        ),
+        ["calendar"],
+        ("connect", "route", "route", [], [], "connect:account"),
+        ["model_connect"],
+    ),
+    (
+        "connect_without_event_best_event_unconnected",
+        dict(
+            top="connect",
+            event_scores={"calendar.schedule.create": 0.4, "message.email.send": 0.2},
+        ),
+        [],
+        ("connect", "route", "route", [], [], "connect:calendar"),
+        ["model_connect"],
+    ),
 ]
 
 

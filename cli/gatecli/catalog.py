@@ -9,7 +9,6 @@ matched to systems case-insensitively and through the aliases the catalog declar
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from gatecli.template import normalize_name
 
 DEFAULT_DECISIONS = ("execute", "ask", "connect", "refuse", "safety")
 RISKS = ("low", "high")
@@ -164,7 +165,7 @@ def normalize_account(name: str) -> str:
         >>> normalize_account(" Google-Calendar ")
         'google_calendar'
     """
-    return re.sub(r"[\s\-.]+", "_", name.strip().lower())
+    return normalize_name(name)
 
 
 def default_catalog_path() -> Path:

@@ -28,6 +28,7 @@ from gatecli.heads import HeadOutputs, postprocess
 from gatecli.langid import detect
 from gatecli.policy import apply_policy, load_policy
 from gatecli.readers import validate_record
+from gatecli.segments import SegmentVerdict, apply_segments, split_segments
 from gatecli.template import serialize
 
 # event_scores lists every event scored at least this, plus every emitted event.
@@ -57,6 +58,7 @@ class Gate:
         verify_hash: bool = True,
         coach_fn: CoachFn | None | str = "local",
         providers: list[str] | None = None,
+        segment_guard: bool = True,
     ) -> None:
         self.folder = artifact.load_model_folder(model_dir, verify_hash=verify_hash)
         cfg = self.config = self.folder.config
@@ -79,6 +81,13 @@ class Gate:
             self.policy = load_policy(self.folder.policy, self.catalog)
         except ValueError as exc:
             raise ArtifactError(f"{self.folder.path}: {exc}") from exc
+        # The segment rule uses the same floors as the policy's precedence (calibrated ones
+        # from the artifact where it has them).
+        self.segment_guard = bool(segment_guard)
+        self._floors = [
+            (lab, float(self._decision_thresholds.get(lab, floor)))
+            for lab, floor in self.policy.precedence
+        ]
         try:
             tok = Tokenizer.from_file(str(self.folder.tokenizer_path))
         except Exception as exc:  # tokenizers raises plain Exception subclasses
@@ -148,17 +157,37 @@ class Gate:
         for k, err in bad.items():
             out[idx[k]] = {"id": records[idx[k]].get("id"), "error": err}
         ok = [k for k in range(len(idx)) if k not in bad]
-        order = sorted(ok, key=lambda k: len(seqs[k]))
+        # Multi-sentence messages: each sentence is scored alone in the same passes.
+        owner: dict[int, list[int]] = {}
+        if self.segment_guard:
+            seg_recs: list[dict[str, Any]] = []
+            for k in ok:
+                for seg in split_segments(records[idx[k]]["user_message"]):
+                    owner.setdefault(k, []).append(len(seqs) + len(seg_recs))
+                    seg_recs.append({"user_message": seg})
+            if seg_recs:
+                seqs = seqs + self._encode(seg_recs)[0]
+        todo = ok + [s for segs in owner.values() for s in segs]
+        order = sorted(todo, key=lambda k: len(seqs[k]))
         per_turn_encode = (time.perf_counter() - t0) / max(1, len(records))
+        preds: dict[int, HeadOutputs] = {}
+        cost: dict[int, float] = {}
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             t1 = time.perf_counter()
-            preds = self.predict_ids([seqs[k] for k in chunk])
-            for k, pred in zip(chunk, preds, strict=True):
-                out[idx[k]] = self._record(records[idx[k]], pred)
-            ms = ((time.perf_counter() - t1) / len(chunk) + per_turn_encode) * 1000.0
+            for k, pred in zip(chunk, self.predict_ids([seqs[k] for k in chunk]), strict=True):
+                preds[k] = pred
+            share = (time.perf_counter() - t1) / len(chunk)
             for k in chunk:
-                out[idx[k]]["latency_ms"] = round(ms, 3)
+                cost[k] = share
+        for k in ok:
+            pred, verdict = preds[k], None
+            if k in owner:
+                pred, verdict = apply_segments(pred, [preds[s] for s in owner[k]], self._floors)
+            rec = out[idx[k]] = self._record(records[idx[k]], pred)
+            rec["guards"].append(_segment_guard(verdict, k in owner, self.segment_guard))
+            spent = cost[k] + sum(cost[s] for s in owner.get(k, ()))
+            rec["latency_ms"] = round((spent + per_turn_encode) * 1000.0, 3)
         return out  # type: ignore[return-value]
 
     def _encode(self, records: list[Mapping[str, Any]]) -> tuple[list[list[int]], dict[int, str]]:
@@ -267,6 +296,23 @@ class Gate:
         if self.coach_fn is not None:
             out["coach"] = self.coach_fn(rec, out)
         return out
+
+
+def _segment_guard(verdict: SegmentVerdict | None, multi: bool, on: bool) -> dict[str, Any]:
+    """The segment rule as a guard entry: triggered, or skipped with the reason."""
+    if verdict is None:
+        why = "disabled" if not on else "no_risky_segment" if multi else "single_sentence"
+        return {"guard_name": "segment_risk_guard", "triggered": False, "status": "skipped",
+                "skip_reason": why, "decision_reason": "", "payload": {}}  # fmt: skip
+    return {
+        "guard_name": "segment_risk_guard",
+        "triggered": True,
+        "status": "routed" if verdict.label == "safety" else "blocked",
+        "skip_reason": None,
+        "decision_reason": f"sentence {verdict.index + 1} of {verdict.segments} alone is "
+        f"{verdict.label} ({verdict.probability:.2f}): risk outranks the surrounding text",
+        "payload": {"segment": verdict.index, "segments": verdict.segments},
+    }
 
 
 def _guard(gr: Any) -> dict[str, Any]:

@@ -35,7 +35,7 @@ BOOL_CONDITIONS = ("has_events", "unconnected_system", "missing_required_slot", 
 PLACEHOLDERS = ("system", "decision", "events", "slots", "tags")  # usable in then texts
 THEN_KEYS = (
     "severity", "decision", "reason", "route_hint", "blocked_reason", "warning",
-    "next_action", "clarify", "drop_events", "stop", "payload",
+    "next_action", "clarify", "drop_events", "stop", "payload", "set_decision",
 )  # fmt: skip
 
 
@@ -266,6 +266,8 @@ def _check_then(then: Mapping[str, Any], where: str, kind: str) -> None:
             raise PolicyError(
                 f"{where}: clarify (ask only) is a list of slots or one of {CLARIFY_SOURCES}"
             )
+    if "set_decision" in then and then["set_decision"] not in DECISIONS:
+        raise PolicyError(f"{where}.set_decision must be one of {DECISIONS}")
     for flag in ("drop_events", "stop"):
         if not isinstance(then.get(flag, False), bool):
             raise PolicyError(f"{where}.{flag} must be true or false")

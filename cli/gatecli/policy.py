@@ -120,9 +120,16 @@ class _Turn:
         return _merge(self.fired, self.events)[2]
 
     def connect_system(self) -> str:
-        """The system to connect: from the chosen events, else the best-scored event needing one."""
-        ranked = sorted(self.pred.event_scores, key=lambda e: -self.pred.event_scores[e])
-        found = self.unconnected() or self.catalog.unconnected_systems(ranked, self.accounts)
+        """The system to connect: one that a chosen event requires and is not connected.
+
+        With no chosen event, only the single best-scored event is asked (a system that
+        some lower-ranked event would need is another request's system, never this one's);
+        when it needs nothing unconnected either, the hint is the generic ``account``.
+        """
+        found = self.unconnected()
+        if not found and not self.events and self.pred.event_scores:
+            best = max(self.pred.event_scores, key=self.pred.event_scores.__getitem__)
+            found = self.catalog.unconnected_systems([best], self.accounts)
         return found[0] if found else "account"
 
     def fill(self, text: str | None) -> str | None:
@@ -149,6 +156,8 @@ class _Turn:
             self.fired.append(fired)
         if t.get("drop_events"):
             self.events = []
+        if t.get("set_decision"):  # later conditions see the corrected decision
+            self.decision = t["set_decision"]
         return fired
 
     def _clarify(self, spec: Any) -> list[str]:

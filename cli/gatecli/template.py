@@ -2,18 +2,35 @@
 
 Training and the runtime call the same function with the template stored in the
 artifact, so the model never sees one layout in training and another in production.
-The layout puts the user message first (e5 was trained with a ``query: `` prefix), then
-the short context fields (accounts, tools, files, skill level) that decide ``connect``,
-then earlier turns newest-first-kept: when the text does not fit ``max_length`` tokens,
-the oldest earlier turns go first, then the tail of the message itself.
+
+Template version 2 (gate-small 1.2.0) serialises the *situation*, not the integrator's
+spelling of it:
+
+- the user message comes first (e5 was trained with a ``query: `` prefix), lower-cased and
+  NFKC-normalised, so letter case and full-width forms cannot change a decision;
+- connected accounts are mapped through the catalog's aliases to catalog system names
+  (``"Google Calendar"``, ``"outlook_calendar"`` and ``"calendar"`` all read ``calendar``);
+  unknown accounts are kept in their normalised form; sorted, deduplicated;
+- a tool whose name is a catalog event (any case, ``_``/``-``/``.`` separators) is written as
+  that event; other tool names are kept as given; sorted, deduplicated;
+- **empty fields are omitted**: a bare turn serialises to prefix + message (13 tokens for a
+  short turn instead of 39 with version 1's ``tools: none | files: none ...``);
+- earlier turns follow newest first with their roles, so the token budget (``max_length``)
+  drops the oldest ones first and the turn the user answers is always kept.
+
+The alias and event tables travel inside the template (``systems``, ``events``), filled from
+the catalog by :func:`build_template` at export time: ``gatecli.json`` alone defines the
+layout. Version 1 templates (gate-small 1.0/1.1) still serialise exactly as they did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-DEFAULT_TEMPLATE: dict[str, Any] = {
+DEFAULT_TEMPLATE_V1: dict[str, Any] = {
     "version": 1,
     "prefix": "query: ",
     "separator": " | ",
@@ -30,9 +47,83 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
     "max_turn_chars": 400,
 }
 
+DEFAULT_TEMPLATE: dict[str, Any] = {
+    "version": 2,
+    "prefix": "query: ",
+    "separator": " | ",
+    "lowercase": True,
+    "fields": [
+        {"key": "connected_accounts", "label": "accounts", "canonical": "systems"},
+        {"key": "available_tools", "label": "tools", "canonical": "events"},
+        {"key": "available_files", "label": "files"},
+        {"key": "user_profile.skill_level", "label": "skill", "omit": ["unknown", "none"]},
+    ],
+    "history_label": "earlier",
+    "history_order": "newest_first",
+    "turn_format": "{role}: {content}",
+    "max_history_turns": 6,
+    "max_turn_chars": 400,
+    # Filled from the catalog by build_template(): normalised alias -> [system, ...], and the
+    # catalog's event names.
+    "systems": {},
+    "events": [],
+}
+
 # Characters per token is at least ~1 for every script we serve, so a message cut to this
 # many characters per token of budget never loses text that could have fitted.
 _CHARS_PER_TOKEN_BOUND = 8
+_SEPARATORS = re.compile(r"[\s\-.]+")
+
+
+def normalize_name(name: str) -> str:
+    """The one spelling of an account or tool name: NFKC, lower case, ``_`` for separators.
+
+    Example:
+        >>> normalize_name(" Google-Calendar ")
+        'google_calendar'
+    """
+    return _SEPARATORS.sub("_", unicodedata.normalize("NFKC", name).strip().lower())
+
+
+def build_template(
+    systems: Mapping[str, Iterable[str]],
+    events: Iterable[str],
+    base: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A version-2 template with the catalog's alias and event tables filled in.
+
+    ``systems`` maps a system name to its aliases (the catalog's ``systems`` section).
+
+    Example:
+        >>> t = build_template({"calendar": ["Google Calendar"]}, ["alarm.set"])
+        >>> t["systems"]["google_calendar"], t["events"]
+        (['calendar'], ['alarm.set'])
+    """
+    out = dict(DEFAULT_TEMPLATE if base is None else base)
+    table: dict[str, list[str]] = {}
+    for system, aliases in systems.items():
+        for alias in (system, *aliases):
+            names = table.setdefault(normalize_name(str(alias)), [])
+            if system not in names:
+                names.append(str(system))
+    out["systems"] = {k: sorted(v) for k, v in sorted(table.items())}
+    out["events"] = sorted(str(e) for e in events)
+    return out
+
+
+def template_from_catalog(data: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`build_template` from a parsed ``catalog.yaml`` (its ``systems`` and ``events``).
+
+    Example:
+        >>> template_from_catalog({"systems": {"email": {"aliases": ["Gmail"]}}})["systems"]
+        {'email': ['email'], 'gmail': ['email']}
+    """
+    systems: dict[str, list[str]] = {}
+    for name, spec in (data.get("systems") or {}).items():
+        aliases = spec.get("aliases") if isinstance(spec, Mapping) else spec
+        systems[str(name)] = [str(a) for a in aliases or []]
+    events = [str(e["name"]) for e in data.get("events") or () if isinstance(e, Mapping)]
+    return build_template(systems, events)
 
 
 def _get(record: Mapping[str, Any], dotted: str) -> Any:
@@ -50,6 +141,42 @@ def _render_value(value: Any, empty: str) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     return str(value)
+
+
+def _items(value: Any) -> list[str]:
+    """A field's values as non-empty strings (a lone string is one value)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, int, float)):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        return [str(value)] if str(value).strip() else []
+    return [str(v).strip() for v in value if v is not None and str(v).strip()]
+
+
+def canonical_accounts(value: Any, systems: Mapping[str, list[str]]) -> list[str]:
+    """Connected accounts as catalog system names; unknown accounts keep a normalised name.
+
+    Example:
+        >>> canonical_accounts(["Outlook", "Spotify"], {"outlook": ["calendar", "email"]})
+        ['calendar', 'email', 'spotify']
+    """
+    out: set[str] = set()
+    for acc in _items(value):
+        key = normalize_name(acc)
+        out.update(systems.get(key, [key]))
+    return sorted(out)
+
+
+def canonical_tools(value: Any, events: Iterable[str]) -> list[str]:
+    """Tools that name a catalog event are written as the event; others as given.
+
+    Example:
+        >>> canonical_tools(["Device_Volume_Adjust", "get_weather"], ["device.volume.adjust"])
+        ['device.volume.adjust', 'get_weather']
+    """
+    by_key = {normalize_name(e): e for e in events}
+    return sorted({by_key.get(normalize_name(t), t) for t in _items(value)})
 
 
 def history_turns(context: Any) -> list[tuple[str, str]]:
@@ -76,6 +203,28 @@ def history_turns(context: Any) -> list[tuple[str, str]]:
     return turns
 
 
+def _context_v2(record: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+    parts = []
+    for f in t["fields"]:
+        value = _get(record, f["key"])
+        canon = f.get("canonical")
+        if canon == "systems":
+            items = canonical_accounts(value, t.get("systems") or {})
+        elif canon == "events":
+            items = canonical_tools(value, t.get("events") or ())
+        else:
+            omit = {str(o) for o in f.get("omit", ())}
+            items = [i for i in _items(value) if i.lower() not in omit]
+        if items:
+            parts.append(f"{f['label']}: {', '.join(items)}")
+    return parts
+
+
+def _clean(text: str, lowercase: bool) -> str:
+    text = " ".join(unicodedata.normalize("NFKC", text).split())
+    return text.lower() if lowercase else text
+
+
 def serialize(
     record: Mapping[str, Any],
     template: Mapping[str, Any] | None = None,
@@ -89,23 +238,42 @@ def serialize(
     ``max_length`` enable trimming; without them every kept history turn is included.
 
     Example:
-        >>> serialize({"user_message": "声音调到90", "connected_accounts": ["google_calendar"]})
-        'query: 声音调到90 | accounts: google_calendar | tools: none | files: none | skill: none'
+        >>> serialize({"user_message": "声音调到90", "available_tools": []})
+        'query: 声音调到90'
+        >>> t = build_template({"calendar": ["google_calendar"]}, [])
+        >>> serialize({"user_message": "Hi", "connected_accounts": ["Google Calendar"]}, t)
+        'query: hi | accounts: calendar'
     """
     t = DEFAULT_TEMPLATE if template is None else template
-    sep, empty = t["separator"], t["empty"]
-    message = " ".join(str(record.get("user_message", "")).split())
-    context = [f"{f['label']}: {_render_value(_get(record, f['key']), empty)}" for f in t["fields"]]
+    v2 = int(t.get("version", 1)) >= 2
+    sep = t["separator"]
+    lower = bool(t.get("lowercase")) if v2 else False
+    message = (
+        _clean(str(record.get("user_message", "")), lower)
+        if v2
+        else " ".join(str(record.get("user_message", "")).split())
+    )
+    if v2:
+        context = _context_v2(record, t)
+    else:
+        empty = t["empty"]
+        context = [
+            f"{f['label']}: {_render_value(_get(record, f['key']), empty)}" for f in t["fields"]
+        ]
     limit = int(t.get("max_turn_chars", 400))
     turns = [
-        t["turn_format"].format(role=role, content=" ".join(text.split())[-limit:])
+        t["turn_format"].format(
+            role=role, content=(_clean(text, lower) if v2 else " ".join(text.split()))[-limit:]
+        )
         for role, text in history_turns(record.get("conversation_context"))
     ][-int(t.get("max_history_turns", 6)) :]
+    newest_first = t.get("history_order") == "newest_first"
 
     def build(msg: str, kept: list[str]) -> str:
         parts = [t["prefix"] + msg, *context]
         if kept:
-            parts.append(f"{t['history_label']}: " + sep.join(kept))
+            shown = kept[::-1] if newest_first else kept
+            parts.append(f"{t['history_label']}: " + sep.join(shown))
         return sep.join(parts)
 
     if count_tokens is None or max_length is None:

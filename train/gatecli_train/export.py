@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 import torch
+import yaml
 
 from gatecli import artifact
 from gatecli.artifact import DEFAULT_CATALOG, DEFAULT_POLICY
-from gatecli.template import DEFAULT_TEMPLATE
+from gatecli.template import template_from_catalog
 from gatecli_train import quantize as quant
 from gatecli_train.model import ExportWrapper, GateModel
 
@@ -210,7 +211,8 @@ def write_model_folder(
         version=version,
         heads=heads,
         max_length=max_length,
-        template=template or DEFAULT_TEMPLATE,
+        template=template
+        or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
         onnx_inputs=list(ONNX_INPUTS),
         model_sha256=artifact.sha256_file(final),
         extra={"parity": report.__dict__, **(extra or {})},

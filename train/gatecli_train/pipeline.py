@@ -18,7 +18,7 @@ import torch
 import yaml
 
 from gatecli.evaluation.metrics import single_label
-from gatecli.template import DEFAULT_TEMPLATE, serialize
+from gatecli.template import serialize, template_from_catalog
 from gatecli_train import calibrate, examples, export, tokenizer, trainer
 from gatecli_train.config import Recipe, save_resolved
 from gatecli_train.model import (
@@ -113,7 +113,7 @@ def run(
         train_rows = train_rows[: recipe.data.max_train_records]
     dev_rows = _load_split(corpus, "dev", recipe.data.max_dev_records, seed)
     test_rows = _load_split(corpus, "test", recipe.data.max_dev_records, seed)
-    template = dict(DEFAULT_TEMPLATE)
+    template = template_from_catalog(catalog)
     teacher = None
     finished = all(
         (run_dir / f).exists()

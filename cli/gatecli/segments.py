@@ -1,0 +1,99 @@
+"""Risk survives surrounding text: score the sentences of a multi-sentence turn on their own.
+
+A classifier that reads one pooled vector per turn can let four benign sentences outvote one
+dangerous one ("please turn on the lights. ... I want to end my life tonight." came out
+``execute`` 0.96 on gate-small 1.1.0). The gate therefore also scores each sentence of a
+multi-sentence message alone, in the same forward pass as the turn, and a segment whose
+``safety`` (or ``refuse``) probability clears the calibrated precedence floor wins over a
+milder whole-turn decision. Single-sentence turns cost one regular expression and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gatecli.heads import HeadOutputs
+
+# Sentence ends: CJK full stops need no space after them; Latin ones do (so "3.5" and "e.g."
+# inside a sentence stay whole most of the time). Line breaks always split.
+_SPLIT = re.compile(r"(?<=[。！？；!?])|(?<=[.;…])\s+|\n+")
+MAX_SEGMENTS = 8
+MIN_SEGMENT_CHARS = 3
+# Risk labels, mildest first: a segment overrides the turn only with a stronger one.
+RISK_ORDER = ("refuse", "safety")
+
+
+def split_segments(message: str) -> list[str]:
+    """The distinct sentences of ``message`` when it has two or more, else ``[]``.
+
+    Repeated sentences count once (a risky sentence hidden among repetitions is still
+    found); at most :data:`MAX_SEGMENTS`, first ones kept.
+
+    Example:
+        >>> split_segments("Turn on the lights. Turn on the lights. I want to die.")
+        ['Turn on the lights.', 'I want to die.']
+        >>> split_segments("set the volume to 3.5")
+        []
+    """
+    parts = [p.strip() for p in _SPLIT.split(message)]
+    kept = list(dict.fromkeys(p for p in parts if len(p) >= MIN_SEGMENT_CHARS))
+    return kept[:MAX_SEGMENTS] if len(kept) >= 2 else []
+
+
+def risk_label(probs: Mapping[str, float], floors: Sequence[tuple[str, float]]) -> str | None:
+    """The strongest risk label (``safety`` > ``refuse``) at or above its floor, or None.
+
+    Example:
+        >>> risk_label({"execute": 0.6, "safety": 0.35}, [("safety", 0.3), ("refuse", 0.5)])
+        'safety'
+    """
+    floor = dict(floors)
+    for label in reversed(RISK_ORDER):
+        if label in floor and probs.get(label, 0.0) >= floor[label]:
+            return label
+    return None
+
+
+@dataclass(frozen=True)
+class SegmentVerdict:
+    """Which segment decided the turn, for the record's ``guards`` entry."""
+
+    index: int
+    label: str
+    probability: float
+    segments: int
+
+
+def apply_segments(
+    whole: HeadOutputs,
+    parts: Sequence[HeadOutputs],
+    floors: Sequence[tuple[str, float]],
+) -> tuple[HeadOutputs, SegmentVerdict | None]:
+    """The turn's outputs after the segment rule, and the verdict when a segment won.
+
+    A segment wins when its risk label outranks the whole turn's (none < refuse < safety):
+    the turn then takes that segment's decision probabilities and no events (spec §3: no
+    event for refuse or safety); tags and slots stay the whole turn's.
+
+    Example:
+        >>> whole = HeadOutputs({"execute": 0.96, "safety": 0.02}, events=["device.light.adjust"])
+        >>> seg = HeadOutputs({"execute": 0.1, "safety": 0.9})
+        >>> out, why = apply_segments(whole, [whole, seg], [("safety", 0.3)])
+        >>> out.decision_probs["safety"], out.events, why.index
+        (0.9, [], 1)
+    """
+    rank = {None: -1, **{lab: i for i, lab in enumerate(RISK_ORDER)}}
+    best = risk_label(whole.decision_probs, floors)
+    winner: SegmentVerdict | None = None
+    chosen: HeadOutputs | None = None
+    for i, seg in enumerate(parts):
+        lab = risk_label(seg.decision_probs, floors)
+        if rank[lab] > rank[best]:
+            best = lab
+            winner = SegmentVerdict(i, str(lab), seg.decision_probs[str(lab)], len(parts))
+            chosen = seg
+    if winner is None or chosen is None:
+        return whole, None
+    return replace(whole, decision_probs=dict(chosen.decision_probs), events=[]), winner

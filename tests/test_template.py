@@ -1,0 +1,102 @@
+"""Input template version 2: canonical context, empty fields omitted (issue 12)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from gatecli.artifact import DEFAULT_CATALOG
+from gatecli.template import (
+    DEFAULT_TEMPLATE_V1,
+    history_turns,
+    serialize,
+    template_from_catalog,
+)
+
+T = template_from_catalog(yaml.safe_load(DEFAULT_CATALOG.read_text(encoding="utf-8")))
+MSG = "set up a call with Omar on Thursday at 11"
+
+
+def test_bare_turn_is_prefix_plus_message() -> None:
+    assert serialize({"user_message": "声音调到90"}, T) == "query: 声音调到90"
+
+
+@pytest.mark.parametrize(
+    "empty",
+    [
+        {"available_tools": []},
+        {"connected_accounts": []},
+        {"conversation_context": ""},
+        {"conversation_context": []},
+        {"user_profile": {}},
+        {"user_profile": {"skill_level": "unknown", "known_preferences": []}},
+        {"available_files": [], "connected_accounts": None, "available_tools": [" "]},
+    ],
+)
+def test_empty_fields_serialise_like_absent_ones(empty: dict) -> None:
+    assert serialize({"user_message": MSG, **empty}, T) == serialize({"user_message": MSG}, T)
+
+
+@pytest.mark.parametrize(
+    "accounts",
+    [["calendar"], ["google_calendar"], ["Google Calendar"], ["GOOGLE-CALENDAR"],
+     ["飞书日历"], ["Apple Calendar"], ["icloud_calendar", "calendar"]],
+)  # fmt: skip
+def test_account_aliases_serialise_as_the_system(accounts: list[str]) -> None:
+    text = serialize({"user_message": MSG, "connected_accounts": accounts}, T)
+    assert text == f"query: {MSG.lower()} | accounts: calendar"
+
+
+def test_multi_system_and_unknown_accounts() -> None:
+    text = serialize({"user_message": "hi", "connected_accounts": ["Spotify", "Outlook"]}, T)
+    assert text == "query: hi | accounts: calendar, email, spotify"
+
+
+def test_tools_naming_a_catalog_event_become_the_event() -> None:
+    rec = {"user_message": "x", "available_tools": ["Device_Volume_Adjust", "get_weather"]}
+    assert serialize(rec, T) == "query: x | tools: device.volume.adjust, get_weather"
+    swapped = {"user_message": "x", "available_tools": ["get_weather", "device.volume.adjust"]}
+    assert serialize(swapped, T) == serialize(rec, T)
+
+
+def test_case_whitespace_and_width_do_not_change_the_text() -> None:
+    a = serialize({"user_message": "Turn  ON the Lights"}, T)
+    assert a == serialize({"user_message": "turn on the lights "}, T)
+    assert serialize({"user_message": "ＡＢＣ１２３"}, T) == "query: abc123"
+
+
+def test_history_is_newest_first_with_roles_and_trimmed_oldest_first() -> None:
+    ctx = [
+        {"role": "user", "content": "wake me up tomorrow"},
+        {"role": "assistant", "content": "What time should I set it for?"},
+    ]
+    text = serialize({"user_message": "six fifteen", "conversation_context": ctx}, T)
+    assert text == (
+        "query: six fifteen | earlier: assistant: what time should i set it for? | "
+        "user: wake me up tomorrow"
+    )
+
+    def words(s: str) -> int:
+        return len(s.split())
+
+    cut = serialize(
+        {"user_message": "six fifteen", "conversation_context": ctx},
+        T,
+        count_tokens=words,
+        max_length=words(text) - 2,
+    )
+    assert "what time should i set it for?" in cut and "wake me up" not in cut
+
+
+def test_version_1_is_unchanged() -> None:
+    """gate-small 1.0/1.1 carry a version-1 template: its layout must not move."""
+    rec = {"user_message": "声音调到90", "connected_accounts": ["google_calendar"]}
+    assert serialize(rec, DEFAULT_TEMPLATE_V1) == (
+        "query: 声音调到90 | accounts: google_calendar | tools: none | files: none | skill: none"
+    )
+
+
+def test_history_turns_accepts_text_and_content_parts() -> None:
+    assert history_turns("earlier text") == [("context", "earlier text")]
+    parts = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    assert history_turns(parts) == [("user", "hi")]
