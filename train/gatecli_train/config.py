@@ -62,6 +62,9 @@ class TrainConfig:
     threads: int = 2
     checkpoint_every: int = 200
     max_steps: int = 0  # 0 = from epochs
+    # Score the dev split every this many steps (and at the last step) and keep the best
+    # weights instead of the last ones; 0 keeps the last step.
+    select_every: int = 0
 
 
 @dataclass(frozen=True)

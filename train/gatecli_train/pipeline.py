@@ -76,6 +76,16 @@ def _arrays(exs: list[examples.Example], heads: list[HeadDef]) -> tuple[dict, di
     return targets, known
 
 
+def _selection(run_dir: Path) -> dict[str, Any] | None:
+    """Which step the dev score picked (``trainer._Selector``'s history), if selection ran."""
+    path = run_dir / "selection.json"
+    if not path.exists():
+        return None
+    history = json.loads(path.read_text(encoding="utf-8"))
+    best = max(history, key=lambda h: h["score"]) if history else None
+    return {"picked_step": best and best["step"], "history": history}
+
+
 def quick_metrics(heads: list[HeadDef], logits: dict, targets: dict, known: dict) -> dict:
     """Decision accuracy / macro-F1 (argmax, before the policy) and safety recall on a split:
     the training log's sanity line; the full report is ``gatecli eval``."""
@@ -155,6 +165,13 @@ def run(
         teacher_logits = trainer.predict_logits(teacher, ex_train)
         del teacher
     d = recipe.distill
+
+    def dev_score(m: GateModel) -> float:
+        """Model selection: decision macro-F1 on the dev split (never a held-out suite)."""
+        logits = trainer.predict_logits(m, ex_dev)
+        t, k = _arrays(ex_dev, heads)
+        return float(quick_metrics(heads, logits, t, k)["macro_f1"])
+
     result = (
         trainer.finished_result(run_dir)
         if finished
@@ -168,6 +185,7 @@ def run(
             distill_alpha=d.alpha,
             distill_temperature=d.temperature,
             distill_alpha_masked=d.alpha_masked,
+            select_fn=dev_score,
         )
     )
     log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
@@ -214,6 +232,7 @@ def run(
                 "train_records": len(train_rows),
                 "calibration": cal.report,
                 "quick_metrics": metrics,
+                "selection": _selection(run_dir),
             }
         },
         card_text=None,

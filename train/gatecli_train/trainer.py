@@ -13,6 +13,7 @@ import json
 import math
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,11 +64,16 @@ def train(
     distill_alpha: float = 0.5,
     distill_temperature: float = 2.0,
     distill_alpha_masked: float = 0.3,
+    select_fn: Callable[[GateModel], float] | None = None,
 ) -> TrainResult:
     """Train in place; resumable from ``run_dir/checkpoint.pt``.
 
     With ``teacher_logits`` (one row per example, in ``examples`` order) the loss is
     ``(1 - alpha) * hard + alpha * soft`` (see :mod:`gatecli_train.distill`).
+    With ``select_fn`` (a dev score, higher is better) and ``cfg.select_every``, the model
+    is scored every that many steps and at the end, and the best-scoring weights are the
+    result (``run_dir/model.best.pt``, history in ``selection.json``): the last step of a
+    long schedule is not always the best one.
     """
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
@@ -105,6 +111,7 @@ def train(
         step = int(state["step"])
         torch.set_rng_state(state["torch_rng"])
     resumed_from = step
+    selector = _Selector(run_dir, select_fn if cfg.select_every else None)
     cw = class_weights(model, cfg, device)
     weights = cfg.head_weights
     bar = None
@@ -148,6 +155,9 @@ def train(
                 bar.set_postfix(loss=f"{ema:.4f}", dec=f"{float(losses['decision'].detach()):.3f}")
             if step % cfg.checkpoint_every == 0 or step == total:
                 _save(ckpt, model, opt, sched, step)
+            if selector.active and (step % cfg.select_every == 0 or step == total):
+                selector.score(model, step)
+                model.train()
             if step >= total:
                 break
         epoch += 1
@@ -155,9 +165,42 @@ def train(
     if bar is not None:
         bar.close()
     model.eval()
+    selector.restore_best(model)
     result = TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
     (run_dir / RESULT_FILE).write_text(json.dumps(dataclasses.asdict(result)), encoding="utf-8")
     return result
+
+
+class _Selector:
+    """Keeps the best-scoring weights of a run on disk; survives a resume."""
+
+    def __init__(self, run_dir: Path, fn: Callable[[GateModel], float] | None) -> None:
+        self.fn, self.best_path = fn, run_dir / "model.best.pt"
+        self.log_path = run_dir / "selection.json"
+        self.history: list[dict[str, float]] = []
+        if fn is not None and self.log_path.exists():
+            self.history = json.loads(self.log_path.read_text(encoding="utf-8"))
+
+    @property
+    def active(self) -> bool:
+        return self.fn is not None
+
+    def score(self, model: GateModel, step: int) -> None:
+        assert self.fn is not None
+        model.eval()
+        with torch.no_grad():
+            value = float(self.fn(model))
+        best = max((h["score"] for h in self.history), default=float("-inf"))
+        self.history.append({"step": step, "score": value})
+        if value > best:
+            torch.save(model.state_dict(), self.best_path)
+        self.log_path.write_text(json.dumps(self.history), encoding="utf-8")
+
+    def restore_best(self, model: GateModel) -> None:
+        if self.fn is None or not self.history or not self.best_path.exists():
+            return
+        model.load_state_dict(torch.load(self.best_path, map_location="cpu", weights_only=True))
+        model.to(next(model.parameters()).device)
 
 
 def finished_result(run_dir: Path) -> TrainResult:
