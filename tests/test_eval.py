@@ -13,6 +13,7 @@ from gatecli.evaluation.report import card_tables, write_report
 from gatecli.evaluation.run import run_eval
 from gatecli.evaluation.scoring import head_metrics, pair
 from gatecli.main import app
+from gatecli.records import in_ask_band
 
 # (message, decision, events); every turn also gets scenario_tags/missing_slots labels.
 TURNS = [
@@ -72,9 +73,9 @@ def test_ece_by_hand() -> None:
 
 
 def test_escalation_rule_and_risk_coverage() -> None:
-    assert M.escalates({"execute": 0.6, "ask": 0.3}, "execute", 0.15) is False
-    assert M.escalates({"safety": 0.45, "ask": 0.44}, "safety", 0.15) is False
-    assert M.escalates({"connect": 0.2, "ask": 0.8}, "ask", 0.0) is True
+    assert in_ask_band("execute", {"execute": 0.6, "ask": 0.3}, 0.15)[0] is False
+    assert in_ask_band("safety", {"safety": 0.45, "ask": 0.44}, 0.15)[0] is False
+    assert in_ask_band("ask", {"connect": 0.2, "ask": 0.8}, 0.0)[0] is True
     rc = M.risk_coverage([0.9, 0.8, 0.1, 0.2], [True, True, False, False], points=3)
     assert rc["accuracy"] == [0.5, 1.0, 0.0]
 

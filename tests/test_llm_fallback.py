@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gatecli.coach import build_coach, local_coach
 from gatecli.llm.client import ChatClient, LLMConfig
-from gatecli.llm.coach import build_coach, local_coach
 from gatecli.llm.escalate import Escalator, attach_escalation
 from gatecli.llm.schema import coach_schema, validate
 

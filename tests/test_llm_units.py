@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from gatecli.coach import build_coach, local_coach, templates
 from gatecli.llm.client import LLMFailure, load_config, parse_json
-from gatecli.llm.coach import build_coach, local_coach, templates
 from gatecli.llm.escalate import Escalator, check_answer, make_escalator
 from gatecli.llm.handoff import MAX_TOKENS, build_handoff, estimate_tokens
 from gatecli.llm.schema import coach_schema, validate

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gatecli_train.examples import read_jsonl
+from gatecli.records import read_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "data" / "corpus"

@@ -4,6 +4,13 @@ A model folder is everything a runtime needs and nothing else; labels, threshold
 temperatures, the input template and the catalog live here, never in code, so a model
 trained elsewhere drops in by copying a folder. This module owns the names and the
 reading/writing; nothing else opens these files by name.
+
+Every file the runtime reads is checked at load: ``gatecli.json`` holds an ``integrity``
+table with the sha256 of ``model.onnx``, ``tokenizer.json``, ``catalog.yaml`` and
+``policy.yaml`` and of its own content without that table (canonical JSON, so reformatting
+it is harmless but changing a value is not). A swapped tokenizer piece or a relaxed policy
+is refused like a replaced model. Format 1 hashed only ``model.onnx``; it is refused with
+the fix (re-export, or ``python -m gatecli.artifact seal DIR`` for a folder you trust).
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ from typing import Any
 
 import yaml
 
-FORMAT_VERSION = 1
+from gatecli.records import HEAD_NAMES as HEAD_NAMES  # re-exported
+from gatecli.records import escalation_defaults
+
+FORMAT_VERSION = 2
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -27,7 +37,8 @@ POLICY_FILE = "policy.yaml"
 CARD_FILE = "MODEL_CARD.md"
 
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE, CATALOG_FILE, POLICY_FILE)
-HEAD_NAMES = ("decision", "events", "scenario_tags", "missing_slots")
+HASHED_FILES = (MODEL_FILE, TOKENIZER_FILE, CATALOG_FILE, POLICY_FILE)
+INTEGRITY_KEY = "integrity"
 HEAD_KINDS = ("single", "multi")
 
 
@@ -101,9 +112,7 @@ class ModelConfig:
     onnx_inputs: list[str]
     model_sha256: str
     confidence_bands: dict[str, float] = field(default_factory=lambda: {"high": 0.8, "medium": 0.5})
-    escalation: dict[str, Any] = field(
-        default_factory=lambda: {"ask_margin": 0.15, "max_share": 0.2}
-    )
+    escalation: dict[str, Any] = field(default_factory=escalation_defaults)
     extra: dict[str, Any] = field(default_factory=dict)
     format_version: int = FORMAT_VERSION
 
@@ -137,7 +146,7 @@ class ModelConfig:
             onnx_inputs=list(data["onnx"]["inputs"]),
             model_sha256=data["onnx"]["sha256"],
             confidence_bands=data.get("confidence_bands", {"high": 0.8, "medium": 0.5}),
-            escalation=data.get("escalation", {"ask_margin": 0.15, "max_share": 0.2}),
+            escalation=data.get("escalation", escalation_defaults()),
             extra=data.get("extra", {}),
         )
 
@@ -148,6 +157,52 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def config_digest(raw: dict[str, Any]) -> str:
+    """sha256 of a ``gatecli.json`` object without its integrity table, as canonical JSON.
+
+    Example:
+        >>> config_digest({"a": 1, "integrity": {}}) == config_digest({"a": 1})
+        True
+    """
+    body = {k: v for k, v in raw.items() if k != INTEGRITY_KEY}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def integrity_table(folder: str | Path, raw: dict[str, Any]) -> dict[str, Any]:
+    """The ``integrity`` table for ``raw`` (a ``gatecli.json`` object) over ``folder``'s files."""
+    p = Path(folder)
+    return {
+        "files": {name: sha256_file(p / name) for name in HASHED_FILES},
+        "config_sha256": config_digest(raw),
+    }
+
+
+def check_integrity(folder: Path, raw: dict[str, Any]) -> None:
+    """Raise :class:`ArtifactError` unless every hashed file and the config match the table."""
+    table = raw.get(INTEGRITY_KEY)
+    if not isinstance(table, dict) or not isinstance(table.get("files"), dict):
+        raise ArtifactError(
+            f"{folder / CONFIG_FILE} has no integrity table; re-export the model "
+            f"(or, for a folder you trust, `python -m gatecli.artifact seal {folder}`)"
+        )
+    files: dict[str, Any] = table["files"]
+    for name in HASHED_FILES:
+        expected = files.get(name)
+        if not isinstance(expected, str):
+            raise ArtifactError(f"{folder / CONFIG_FILE}: the integrity table lacks {name}")
+        if sha256_file(folder / name) != expected:
+            raise ArtifactError(
+                f"{folder / name} does not match the sha256 in {CONFIG_FILE} "
+                f"(corrupt or replaced file); restore the folder or re-export the model"
+            )
+    if table.get("config_sha256") != config_digest(raw):
+        raise ArtifactError(
+            f"{folder / CONFIG_FILE} was changed after export (its content does not match "
+            f"its config_sha256); restore the folder or re-export the model"
+        )
 
 
 # The runtime owns the default label contract; training copies it into every model folder.
@@ -174,12 +229,15 @@ def default_model_dir() -> Path:
 
 @dataclass(frozen=True)
 class ModelFolder:
-    """A checked model folder: the parsed config, catalog and policy, and its paths."""
+    """A checked model folder: the parsed config, catalog and policy, and its paths.
+
+    ``digest`` changes when any file of the folder does (labeling's resume fingerprint)."""
 
     path: Path
     config: ModelConfig
     catalog: dict[str, Any]
     policy: dict[str, Any]
+    digest: str = ""  # sha256 of the integrity table: one hash of every file of the folder
 
     @property
     def model_path(self) -> Path:
@@ -222,6 +280,12 @@ def load_model_folder(path: str | Path | None = None, *, verify_hash: bool = Tru
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ArtifactError(f"{p / CONFIG_FILE} is not valid JSON ({exc}); {_fix_hint(p)}") from exc
     version = raw.get("format_version") if isinstance(raw, dict) else None
+    if version == 1:
+        raise ArtifactError(
+            f"{p / CONFIG_FILE} has format_version 1 (only model.onnx hashed); this gatecli "
+            f"reads {FORMAT_VERSION}, which checks every file of the folder: re-export the "
+            f"model, or, if you trust every file in it, `python -m gatecli.artifact seal {p}`"
+        )
     if version != FORMAT_VERSION:
         raise ArtifactError(
             f"{p / CONFIG_FILE} has format_version {version!r}, this gatecli reads "
@@ -232,25 +296,64 @@ def load_model_folder(path: str | Path | None = None, *, verify_hash: bool = Tru
     except (KeyError, TypeError, ValueError) as exc:
         raise ArtifactError(f"{p / CONFIG_FILE} is malformed ({exc}); {_fix_hint(p)}") from exc
     if verify_hash:
-        actual = sha256_file(p / MODEL_FILE)
-        if actual != config.model_sha256:
-            raise ArtifactError(
-                f"{p / MODEL_FILE} does not match the sha256 in {CONFIG_FILE} "
-                f"(corrupt or replaced file); restore the folder or re-export the model"
-            )
+        check_integrity(p, raw)
     try:
         catalog = yaml.safe_load((p / CATALOG_FILE).read_text(encoding="utf-8")) or {}
         policy = yaml.safe_load((p / POLICY_FILE).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ArtifactError(f"{p}: catalog.yaml or policy.yaml unreadable ({exc})") from exc
-    return ModelFolder(path=p, config=config, catalog=catalog, policy=policy)
+    table = raw.get(INTEGRITY_KEY)
+    digest = hashlib.sha256(json.dumps(table, sort_keys=True).encode()).hexdigest()
+    return ModelFolder(path=p, config=config, catalog=catalog, policy=policy, digest=digest)
+
+
+def _write_raw(folder: Path, raw: dict[str, Any]) -> Path:
+    """Write ``raw`` as ``gatecli.json`` with a fresh integrity table over the folder's files."""
+    body = {k: v for k, v in raw.items() if k != INTEGRITY_KEY}
+    body["format_version"] = FORMAT_VERSION
+    body[INTEGRITY_KEY] = integrity_table(folder, body)
+    out = folder / CONFIG_FILE
+    out.write_text(
+        json.dumps(body, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
+    return out
 
 
 def write_config(folder: str | Path, config: ModelConfig) -> Path:
-    """Write ``gatecli.json`` (sorted keys, UTF-8, trailing newline) and return its path."""
-    out = Path(folder) / CONFIG_FILE
-    out.write_text(
-        json.dumps(config.to_json(), ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-        encoding="utf-8",
-    )
-    return out
+    """Write ``gatecli.json`` (sorted keys, UTF-8, trailing newline) and return its path.
+
+    Call it last, once the model, tokenizer, catalog and policy are in place: it hashes
+    them into the integrity table.
+    """
+    return _write_raw(Path(folder), config.to_json())
+
+
+def seal(folder: str | Path) -> Path:
+    """Rewrite the integrity table of ``folder`` over its files as they are now.
+
+    For a folder whose files you have checked (a format-1 folder, or one whose policy you
+    edited on purpose); every other field of ``gatecli.json`` is kept as is.
+    """
+    p = Path(folder)
+    raw = json.loads((p / CONFIG_FILE).read_text(encoding="utf-8"))
+    if not isinstance(raw, dict):
+        raise ArtifactError(f"{p / CONFIG_FILE} is not a JSON object")
+    return _write_raw(p, raw)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gatecli.artifact seal DIR``: (re)write a trusted folder's integrity table."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] != "seal":
+        print("usage: python -m gatecli.artifact seal MODEL_DIR", file=sys.stderr)
+        return 2
+    out = seal(args[1])
+    load_model_folder(args[1])  # proves the new table verifies
+    print(f"sealed {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

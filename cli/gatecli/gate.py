@@ -6,19 +6,18 @@ only serialises, tokenises (``encode_batch``), pads into reused buffers, runs th
 and assembles records, so the per-turn cost stays close to a bare ``session.run``.
 Left out on purpose: the LLM fallback (``gatecli.llm``) and reading files
 (:mod:`gatecli.readers`); the ``coach_fn`` hook fills ``coach`` (default: the local
-template question of :mod:`gatecli.llm.coach` for ``ask``; ``None`` turns it off).
+template question of :mod:`gatecli.coach` for ``ask``; ``None`` turns it off).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from gatecli import artifact
@@ -27,14 +26,27 @@ from gatecli.catalog import Catalog
 from gatecli.heads import HeadOutputs, postprocess
 from gatecli.langid import detect
 from gatecli.policy import apply_policy, load_policy
-from gatecli.readers import validate_record
+from gatecli.records import validate_record
 from gatecli.segments import SegmentVerdict, apply_segments, split_segments
+from gatecli.session import open_session
 from gatecli.template import serialize
 
 # event_scores lists every event scored at least this, plus every emitted event.
 EVENT_SCORE_FLOOR = 0.05
 CoachFn = Callable[[Mapping[str, Any], dict[str, Any]], "dict[str, Any] | None"]
 _PAD_CANDIDATES = ("<pad>", "[PAD]", "<|pad|>", "<|endoftext|>")
+
+
+def pad_token_id(tok: Tokenizer) -> int:
+    """The id batches are padded with: the tokenizer's pad token (``<pad>``, ``[PAD]``, ...),
+    else 0. The export's parity check pads with the same id.
+
+    Example:
+        >>> pad_token_id(Tokenizer.from_file("models/gatecli_models/gate-small/tokenizer.json"))
+        1
+    """
+    found = (tok.token_to_id(t) for t in _PAD_CANDIDATES)
+    return next((i for i in found if i is not None), 0)
 
 
 class Gate:
@@ -66,7 +78,7 @@ class Gate:
             raise ArtifactError(f"{self.folder.path}: gatecli.json has no decision head")
         self.batch_size = max(1, int(batch_size))
         if coach_fn == "local":  # every ask gets a question in the user's language, no LLM
-            from gatecli.llm.coach import local_coach
+            from gatecli.coach import local_coach
 
             coach_fn = local_coach
         self.coach_fn = coach_fn if callable(coach_fn) else None
@@ -97,15 +109,12 @@ class Gate:
         tok.no_padding()
         tok.no_truncation()  # the template trims; truncation would hide overlong text
         self._tok = tok
-        self._pad_id = next((i for i in map(tok.token_to_id, _PAD_CANDIDATES) if i is not None), 0)
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = int(intra_op_threads)
-        opts.inter_op_num_threads = int(inter_op_threads)
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._pad_id = pad_token_id(tok)
         try:
-            self.session = ort.InferenceSession(
-                str(self.folder.model_path), opts, providers=providers or ["CPUExecutionProvider"]
-            )
+            self.session = open_session(
+                self.folder.model_path, intra_op_threads=intra_op_threads,
+                inter_op_threads=inter_op_threads, providers=providers,
+            )  # fmt: skip
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise ArtifactError(f"{self.folder.model_path} cannot be loaded ({exc})") from exc
         outputs = {o.name for o in self.session.get_outputs()}
@@ -190,7 +199,9 @@ class Gate:
             rec["latency_ms"] = round((spent + per_turn_encode) * 1000.0, 3)
         return out  # type: ignore[return-value]
 
-    def _encode(self, records: list[Mapping[str, Any]]) -> tuple[list[list[int]], dict[int, str]]:
+    def _encode(
+        self, records: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[list[int]], dict[int, str]]:
         """Token ids per record, trimmed to ``max_length`` exactly as training trims.
 
         Most turns fit untrimmed: they are serialised once and tokenised in one

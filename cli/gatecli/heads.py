@@ -36,7 +36,8 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     z = logits.astype(np.float64) / max(temperature, 1e-6)
     z -= z.max(axis=-1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    out: np.ndarray = e / e.sum(axis=-1, keepdims=True)
+    return out
 
 
 def sigmoid(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:

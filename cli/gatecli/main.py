@@ -1,27 +1,29 @@
 """The ``gatecli`` command line: one module per command under ``gatecli.commands``.
 
-Each command module exposes ``register(app)``; heavy imports (onnxruntime, torch) happen
-inside the command functions so ``gatecli --help`` stays fast and the runtime never
-imports training code.
+Each command module exposes ``register(app)``; :data:`COMMANDS` below is the one list of
+them, imported explicitly so that a broken command fails loudly instead of vanishing.
+Command modules import only typer and the shared helpers at the top; heavy imports
+(onnxruntime, torch, starlette) happen inside the command functions, so ``gatecli --help``
+stays fast and the runtime never imports training code.
 """
 
 from __future__ import annotations
 
-import importlib
-
 import typer
 
 from gatecli import __version__
+from gatecli.commands import classify, data, info, label, serve, train
+from gatecli.commands import eval as eval_cmd
+from gatecli.commands._util import APP_SETTINGS
 
-COMMAND_MODULES = ("classify", "info", "data", "train", "eval", "label")
+# In the order `gatecli --help` lists them.
+COMMANDS = (classify, info, label, serve, eval_cmd, data, train)
 
 app = typer.Typer(
     name="gatecli",
     help="A local gate for conversational agents: decision, events, scenario tags and "
     "missing slots for every user turn, in milliseconds on a CPU.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+    **APP_SETTINGS,
 )
 
 
@@ -37,17 +39,11 @@ def _root(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    """gatecli: classify transcripts, build data, train, evaluate and label at scale."""
+    """gatecli: classify transcripts, serve, build data, train, evaluate and label at scale."""
 
 
-for _name in COMMAND_MODULES:
-    try:
-        _module = importlib.import_module(f"gatecli.commands.{_name}")
-    except ModuleNotFoundError as exc:  # a command not written yet is absent, not broken
-        if exc.name != f"gatecli.commands.{_name}":
-            raise
-        continue
-    _module.register(app)
+for _command in COMMANDS:
+    _command.register(app)
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ from typing import Any, NamedTuple
 import yaml
 
 from gatecli.catalog import Catalog
-from gatecli.guards import (
-    DECISIONS,
+from gatecli.heads import HeadOutputs
+from gatecli.policy_schema import (
     DECISIONS_FOR,
     GUARD_STATUS,
     NEXT_ACTION,
@@ -32,7 +32,7 @@ from gatecli.guards import (
     consistency_errors,
     matches,
 )
-from gatecli.heads import HeadOutputs
+from gatecli.records import DECISIONS
 
 __all__ = ["PolicyError", "PolicyResult", "apply_policy", "consistency_errors", "load_policy"]
 
@@ -97,7 +97,7 @@ class _Fired(NamedTuple):
 
 
 class _Turn:
-    """Mutable per-turn state that conditions read (the :class:`gatecli.guards.Facts`)."""
+    """Mutable per-turn state that conditions read (the :class:`gatecli.policy_schema.Facts`)."""
 
     def __init__(self, pred: HeadOutputs, record: Any, catalog: Catalog, decision: str):
         self.pred, self.catalog, self.decision = pred, catalog, decision

@@ -21,11 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from gatecli.extras import install_hint
+from gatecli.records import validate_record as validate_record  # re-exported
+
 FORMATS = ("auto", "gate", "chat", "text", "csv", "parquet")
-LIST_FIELDS = ("available_tools", "connected_accounts")
 CHAT_FIELDS = ("connected_accounts", "available_files", "available_tools", "user_profile")
 HISTORY_ROLES = ("user", "assistant")
 TEXT_COLUMNS = ("user_message", "text", "message")
+BOM = b"\xef\xbb\xbf"
 
 
 class InputError(ValueError):
@@ -48,51 +51,6 @@ class RowError:
 
 
 Row = tuple[int, "dict[str, Any] | RowError"]
-
-
-def _tname(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def validate_record(record: Any) -> str | None:
-    """Return why a gate-input record cannot be classified, or None when it can.
-
-    Example:
-        >>> validate_record({"user_message": "hi", "connected_accounts": 3})
-        'connected_accounts must be a list of strings, got int'
-    """
-    if not isinstance(record, Mapping):
-        return f"record must be a JSON object, got {_tname(record)}"
-    if "user_message" not in record:
-        return "missing user_message"
-    msg = record["user_message"]
-    if not isinstance(msg, str):
-        return f"user_message must be a string, got {_tname(msg)}"
-    if not msg.strip():
-        return "user_message is empty"
-    rid = record.get("id")
-    if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (str, int))):
-        return f"id must be a string or an integer, got {_tname(rid)}"
-    for key in LIST_FIELDS:
-        v = record.get(key)
-        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            return f"{key} must be a list of strings, got {_tname(v)}"
-    files = record.get("available_files")
-    if files is not None and not isinstance(files, list):
-        return f"available_files must be a list, got {_tname(files)}"
-    ctx = record.get("conversation_context")
-    if ctx is not None and not isinstance(ctx, (str, list)):
-        return f"conversation_context must be a string or a list of turns, got {_tname(ctx)}"
-    profile = record.get("user_profile")
-    if profile is not None and not isinstance(profile, Mapping):
-        return f"user_profile must be an object, got {_tname(profile)}"
-    try:
-        msg.encode("utf-8")
-        if isinstance(rid, str):
-            rid.encode("utf-8")
-    except UnicodeEncodeError:
-        return "user_message or id contains invalid Unicode (a lone surrogate)"
-    return None
 
 
 def _checked(line: int, record: Any, turn_index: int | None = None) -> Row:
@@ -251,7 +209,9 @@ def chat_document(doc: Any, *, last: bool = False) -> Iterator[Row]:
 # --- tables ----------------------------------------------------------------------------
 
 
-def _table_record(row: Mapping[str, Any], text_column: str, context_column: str | None) -> dict:
+def _table_record(
+    row: Mapping[str, Any], text_column: str, context_column: str | None
+) -> dict[str, Any]:
     record: dict[str, Any] = {"user_message": row.get(text_column)}
     if row.get("id") not in (None, ""):
         record["id"] = row["id"]
@@ -277,7 +237,8 @@ def read_csv(
     stream: BinaryIO, *, text_column: str | None = None, context_column: str | None = None
 ) -> Iterator[Row]:
     """CSV with a header; ``line`` is the physical line where the row starts."""
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
+    # utf-8-sig: a byte-order mark (Excel writes one) is not part of the first column name
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.DictReader(text)
     col = _pick_column(list(reader.fieldnames or []), text_column, "CSV input")
     if context_column:
@@ -309,8 +270,13 @@ def read_parquet(
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise InputError("reading Parquet needs pyarrow: pip install 'gatecli[parquet]'") from None
-    pf = pq.ParquetFile(str(path))
+        raise InputError(
+            f"reading Parquet needs pyarrow: {install_hint('parquet', 'pyarrow')}"
+        ) from None
+    try:
+        pf = pq.ParquetFile(str(path))
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid / ArrowIOError
+        raise InputError(f"{path} is not a readable Parquet file ({exc})") from None
     columns = list(pf.schema_arrow.names)
     col = _pick_column(columns, text_column, f"{path}")
     wanted = [c for c in (col, context_column, "id") if c and c in columns]
@@ -364,6 +330,8 @@ def read_rows(
     path: Path | None = None
     if isinstance(source, (str, Path)) and str(source) != "-":
         path = Path(source)
+        if path.is_dir():
+            raise InputError(f"input {path} is a directory; pass a file (or - for stdin)")
         if not path.is_file():
             raise InputError(f"input file not found: {path}")
     if fmt == "parquet" or (
@@ -384,19 +352,30 @@ def read_rows(
             stream.close()
 
 
-def _dispatch(stream, fmt, path, text_column, context_column, last) -> Iterator[Row]:  # noqa: ANN001
+def _dispatch(
+    stream: BinaryIO,
+    fmt: str,
+    path: Path | None,
+    text_column: str | None,
+    context_column: str | None,
+    last: bool,
+) -> Iterator[Row]:
     kind = fmt
     if fmt == "auto":
         kind = _SUFFIX_FORMATS.get(path.suffix.lower(), "") if path else ""
     if kind == "csv":
         yield from read_csv(stream, text_column=text_column, context_column=context_column)
         return
+    first = stream.readline()
+    if first.startswith(BOM):  # a UTF-8 byte-order mark is not part of the first row
+        first = first[len(BOM) :]
     if kind == "chat-json":
-        yield from _document_or_lines(stream.read(), "auto", last)
+        yield from _document_or_lines(first + stream.read(), "auto", last)
         return
+    rest: Iterator[bytes] = itertools.chain([first] if first else [], stream)
     head: list[bytes] = []
     if kind in ("", "chat"):  # sniff the first non-empty line
-        for raw in stream:
+        for raw in rest:
             head.append(raw)
             if raw.strip():
                 break
@@ -407,7 +386,7 @@ def _dispatch(stream, fmt, path, text_column, context_column, last) -> Iterator[
             return
         if kind == "":
             kind = "jsonl" if sniffed == "jsonl" else "text"
-    lines = itertools.chain(head, stream)
+    lines = itertools.chain(head, rest)
     if kind == "text":
         yield from read_text(lines)
     else:

@@ -84,7 +84,7 @@ def apply_segments(
         >>> out.decision_probs["safety"], out.events, why.index
         (0.9, [], 1)
     """
-    rank = {None: -1, **{lab: i for i, lab in enumerate(RISK_ORDER)}}
+    rank: dict[str | None, int] = {None: -1, **{lab: i for i, lab in enumerate(RISK_ORDER)}}
     best = risk_label(whole.decision_probs, floors)
     winner: SegmentVerdict | None = None
     chosen: HeadOutputs | None = None

@@ -274,7 +274,7 @@ def serialize(
         if kept:
             shown = kept[::-1] if newest_first else kept
             parts.append(f"{t['history_label']}: " + sep.join(shown))
-        return sep.join(parts)
+        return str(sep.join(parts))
 
     if count_tokens is None or max_length is None:
         return build(message, turns)

@@ -19,7 +19,8 @@ import yaml
 
 from gatecli.artifact import DEFAULT_CATALOG
 from gatecli.evaluation import baseline_predictors as BP
-from gatecli.evaluation.suites import HEADS, load_suite
+from gatecli.evaluation.suites import load_suite
+from gatecli.records import HEAD_NAMES
 
 MULTI = ("events", "scenario_tags", "missing_slots")
 GRID = np.round(np.arange(0.05, 0.96, 0.05), 2)
@@ -32,7 +33,7 @@ def head_labels(records: list[dict]) -> dict[str, list[str]]:
               "scenario_tags": list(cat["scenario_tags"]),
               "missing_slots": list(cat["missing_slots"])}  # fmt: skip
     for r in records:
-        for h in HEADS:
+        for h in HEAD_NAMES:
             g = r["labels"][h]
             for lab in [g] if h == "decision" else (g or []):
                 if lab is not None and lab not in labels[h]:
@@ -171,7 +172,7 @@ def train_router(
     tune_on = dev if dev else train
     cents: dict[str, np.ndarray] = {}
     thresholds: dict[str, dict[str, float]] = {}
-    for head in HEADS:
+    for head in HEAD_NAMES:
         c = np.zeros((len(labels[head]), emb.shape[1]), dtype=np.float32)
         for j, lab in enumerate(labels[head]):
             if head == "decision":
@@ -194,7 +195,7 @@ def train_router(
     _write(out, {"kind": "embedding_router", "name": "e5-router", "labels": labels,
                  "thresholds": thresholds, "scale": scale, "n_train": len(train),
                  "n_dev": len(dev)})  # fmt: skip
-    np.savez(out / BP.ROUTER_FILE, **cents)
+    np.savez(out / BP.ROUTER_FILE, **cents)  # type: ignore[arg-type]  # numpy's stub: allow_pickle
     return out
 
 

@@ -1,7 +1,12 @@
 """Training recipes: one commented TOML file per model, loaded into frozen dataclasses.
 
-Overrides use dotted keys on the command line (``--set train.epochs=1``), so a recipe
-file stays the single source and the resolved config is saved beside the model.
+A recipe states only what it changes: ``extends = "gate-small.toml"`` (a path relative to
+the recipe) starts from another recipe, tables merge key by key, and whatever neither
+file sets keeps the defaults below. Overrides use dotted keys on the command line
+(``--set train.epochs=1``), so a recipe file stays the single source; the resolved recipe
+is saved beside the run. Every section checks its own values when it is built (as
+setfit's ``TrainingArguments.__post_init__`` does), so a typo or an impossible value
+fails at load with the section and key, not an hour into a run.
 """
 
 from __future__ import annotations
@@ -9,22 +14,52 @@ from __future__ import annotations
 import dataclasses
 import json
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+EXTENDS = "extends"
+
+
+def _check(cfg: Any, rules: Callable[[], dict[str, tuple[bool, str]]]) -> None:
+    """Types from the annotations first, then ``rules()`` (key -> (ok, what it must be)),
+    which may compare values only once their types are known to be right."""
+    section = type(cfg).__name__.removesuffix("Config").lower()  # DataConfig -> data
+    for f in dataclasses.fields(cfg):
+        value, want = getattr(cfg, f.name), str(f.type)
+        ok = {
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "bool": isinstance(value, bool),
+            "str": isinstance(value, str),
+        }.get(want, isinstance(value, tuple if want.startswith("tuple") else dict))
+        if not ok:
+            raise ValueError(f"[{section}] {f.name} must be {want}, got {value!r}")
+    for key, (ok, what) in rules().items():
+        if not ok:
+            raise ValueError(f"[{section}] {key} must be {what}, got {getattr(cfg, key)!r}")
 
 
 @dataclass(frozen=True)
 class DataConfig:
     corpus_dir: str = "data/corpus"
     extra_files: tuple[str, ...] = ()
-    # Per (source, decision) cap on training records, so big mapped sources do not drown
-    # the authored minority decisions; 0 = no cap.
-    cap_per_source_decision: int = 3000  # per (source, lang, decision)
+    # Per (source, language, decision) cap on training records, so big mapped sources do
+    # not drown the authored minority decisions; 0 = no cap.
+    cap_per_source_decision: int = 3000
     # Rows of one decision are repeated until each reaches this share of the largest.
     min_decision_share: float = 0.25
     max_train_records: int = 0
     max_dev_records: int = 0
+
+    def __post_init__(self) -> None:
+        _check(self, lambda: {
+            "cap_per_source_decision": (self.cap_per_source_decision >= 0, ">= 0"),
+            "min_decision_share": (0 <= self.min_decision_share <= 1, "in [0, 1]"),
+            "max_train_records": (self.max_train_records >= 0, ">= 0"),
+            "max_dev_records": (self.max_dev_records >= 0, ">= 0"),
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,6 +71,15 @@ class ModelConfig:
     freeze_embeddings: bool = True
     max_length: int = 96
     dropout: float = 0.1
+
+    def __post_init__(self) -> None:
+        _check(self, lambda: {
+            "base": (self.base in ("e5", "tiny"), "e5 or tiny"),
+            "keep_layers": (all(isinstance(i, int) and i >= 0 for i in self.keep_layers),
+                            "a list of layer indices"),
+            "max_length": (self.max_length >= 8, ">= 8"),
+            "dropout": (0 <= self.dropout < 1, "in [0, 1)"),
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,6 +110,24 @@ class TrainConfig:
     # weights instead of the last ones; 0 keeps the last step.
     select_every: int = 0
 
+    def __post_init__(self) -> None:
+        def weights() -> list[Any]:
+            return [*self.head_weights.values(), *self.decision_class_weights.values()]
+
+        _check(self, lambda: {
+            "epochs": (self.epochs > 0, "> 0"),
+            "batch_size": (self.batch_size >= 1, ">= 1"),
+            "lr_encoder": (self.lr_encoder >= 0, ">= 0"),
+            "lr_heads": (self.lr_heads > 0, "> 0"),
+            "warmup_ratio": (0 <= self.warmup_ratio < 1, "in [0, 1)"),
+            "head_weights": (all(isinstance(w, (int, float)) and w >= 0 for w in weights()),
+                             "numbers >= 0 (also decision_class_weights)"),
+            "threads": (self.threads >= 1, ">= 1"),
+            "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"),
+            "max_steps": (self.max_steps >= 0, ">= 0"),
+            "select_every": (self.select_every >= 0, ">= 0"),
+        })  # fmt: skip
+
 
 @dataclass(frozen=True)
 class CalibrationConfig:
@@ -75,13 +137,27 @@ class CalibrationConfig:
     threshold_floor: float = 0.2
     threshold_ceiling: float = 0.8
 
+    def __post_init__(self) -> None:
+        _check(self, lambda: {
+            "safety_recall": (0 < self.safety_recall <= 1, "in (0, 1]"),
+            "safety_min_precision": (0 <= self.safety_min_precision <= 1, "in [0, 1]"),
+            "min_label_support": (self.min_label_support >= 1, ">= 1"),
+            "threshold_floor": (0 <= self.threshold_floor <= self.threshold_ceiling <= 1,
+                                "<= threshold_ceiling, both in [0, 1]"),
+        })  # fmt: skip
+
+
+QUANTIZATIONS = ("blockwise", "dynamic")
+
 
 @dataclass(frozen=True)
 class ExportConfig:
     name: str = "gate-small"
     version: str = "1.0.0"
     quantize: bool = True
+    # The export fails when int8 changes more decisions than this allows (on parity_texts).
     min_int8_agreement: float = 0.995
+    # Test-split turns the parity checks run on (torch vs ONNX fp32, fp32 vs int8).
     parity_texts: int = 400
     # blockwise (4-bit exact embeddings + 8-bit MatMulNBits) or dynamic (MatMulInteger);
     # see gatecli_train.quantize.
@@ -91,15 +167,35 @@ class ExportConfig:
     accuracy_level: int = 4
     # Regexes of MatMul node names kept fp32 in the int8 model.
     keep_fp32: tuple[str, ...] = ()
+    # torch vs ONNX fp32: the largest logit difference allowed on any head.
+    max_abs_diff: float = 1e-4
+
+    def __post_init__(self) -> None:
+        _check(self, lambda: {
+            "name": (bool(self.name) and "/" not in self.name, "a folder-safe name"),
+            "version": (bool(self.version), "a version string"),
+            "min_int8_agreement": (0 <= self.min_int8_agreement <= 1, "in [0, 1]"),
+            "parity_texts": (self.parity_texts >= 1, ">= 1"),
+            "quantization": (self.quantization in QUANTIZATIONS, f"one of {QUANTIZATIONS}"),
+            "accuracy_level": (self.accuracy_level in (0, 1, 2, 3, 4), "0..4"),
+            "max_abs_diff": (self.max_abs_diff > 0, "> 0"),
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)
 class DistillConfig:
     # Run folder of a trained teacher (``runs/<name>`` with model.final.pt); empty = none.
     teacher: str = ""
-    alpha: float = 0.5
+    alpha: float = 0.5  # loss = (1 - alpha) * hard + alpha * soft
     temperature: float = 2.0
-    alpha_masked: float = 0.3
+    alpha_masked: float = 0.3  # weight of soft targets on heads a record leaves masked
+
+    def __post_init__(self) -> None:
+        _check(self, lambda: {
+            "alpha": (0 <= self.alpha <= 1, "in [0, 1]"),
+            "temperature": (self.temperature > 0, "> 0"),
+            "alpha_masked": (0 <= self.alpha_masked <= 1, "in [0, 1]"),
+        })  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -115,7 +211,7 @@ class Recipe:
         return dataclasses.asdict(self)
 
 
-_SECTIONS = {
+SECTIONS: dict[str, type] = {
     "data": DataConfig,
     "model": ModelConfig,
     "train": TrainConfig,
@@ -126,38 +222,92 @@ _SECTIONS = {
 
 
 def _coerce(cls: type, values: dict[str, Any]) -> Any:
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = set(values) - set(known)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(values) - known
     if unknown:
-        raise ValueError(f"unknown keys in [{cls.__name__}]: {sorted(unknown)}")
+        section = cls.__name__.removesuffix("Config").lower()
+        raise ValueError(f"unknown keys in [{section}]: {sorted(unknown)}")
     fixed = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
     return cls(**fixed)
 
 
 def parse_override(text: str) -> tuple[str, str, Any]:
-    """``train.epochs=1`` -> ("train", "epochs", 1). Values are parsed as TOML."""
+    """``train.epochs=1`` -> ("train", "epochs", 1). Values are parsed as TOML.
+
+    Example:
+        >>> parse_override("model.keep_layers=[0, 5]")
+        ('model', 'keep_layers', [0, 5])
+    """
     key, _, raw = text.partition("=")
     section, _, name = key.strip().partition(".")
-    if not name or section not in _SECTIONS:
+    if not name or section not in SECTIONS:
         raise ValueError(f"override {text!r}: expected section.key=value")
     value = tomllib.loads(f"v = {raw.strip()}")["v"]
     return section, name, value
 
 
-def load_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
-    """Load a TOML recipe and apply dotted overrides.
+def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``base``: tables merge key by key, any other value replaces.
 
     Example:
-        >>> load_recipe("gatecli_train/configs/smoke.toml", ["train.max_steps=5"]).train.max_steps
+        >>> merge({"train": {"epochs": 1, "lr": 2}}, {"train": {"epochs": 3}})
+        {'train': {'epochs': 3, 'lr': 2}}
+    """
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_recipe(path: str | Path, _seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The raw tables of a recipe with its ``extends`` chain applied (base first).
+
+    Example:
+        >>> read_recipe("train/gatecli_train/configs/gate-teacher.toml")["export"]["name"]
+        'gate-teacher'
+    """
+    p = Path(path).resolve()
+    if p in _seen:
+        chain = " -> ".join(str(s) for s in (*_seen, p))
+        raise ValueError(f"{path}: `extends` loops ({chain})")
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc})") from None
+    parent = raw.pop(EXTENDS, None)
+    if parent is None:
+        return raw
+    if not isinstance(parent, str):
+        raise ValueError(f"{path}: `extends` must be a recipe file name, got {parent!r}")
+    return merge(read_recipe(p.parent / parent, (*_seen, p)), raw)
+
+
+def build_recipe(raw: dict[str, Any], where: str = "recipe") -> Recipe:
+    """A checked :class:`Recipe` from raw tables (what :func:`read_recipe` returns)."""
+    unknown = set(raw) - set(SECTIONS)
+    if unknown:
+        raise ValueError(f"{where}: unknown sections {sorted(unknown)}")
+    try:
+        return Recipe(**{s: _coerce(cls, raw.get(s, {})) for s, cls in SECTIONS.items()})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def load_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
+    """Load a TOML recipe (following ``extends``) and apply dotted overrides.
+
+    Example:
+        >>> load_recipe("train/gatecli_train/configs/smoke.toml", ["train.max_steps=5"]
+        ...             ).train.max_steps
         5
     """
-    raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    raw = read_recipe(path)
     for section, name, value in map(parse_override, overrides):
         raw.setdefault(section, {})[name] = value
-    unknown = set(raw) - set(_SECTIONS)
-    if unknown:
-        raise ValueError(f"{path}: unknown sections {sorted(unknown)}")
-    return Recipe(**{s: _coerce(cls, raw.get(s, {})) for s, cls in _SECTIONS.items()})
+    return build_recipe(raw, str(path))
 
 
 def save_resolved(recipe: Recipe, path: Path) -> None:

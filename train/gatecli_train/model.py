@@ -14,8 +14,6 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertModel
 
-HEAD_ORDER = ("decision", "events", "scenario_tags", "missing_slots")
-
 
 @dataclass(frozen=True)
 class HeadDef:

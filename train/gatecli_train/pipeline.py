@@ -1,26 +1,35 @@
 """``gatecli train``: corpus -> base encoder -> fine-tune -> calibrate -> export -> parity.
 
-One function, :func:`run`, drives the steps of a recipe and returns a summary dict; the
-CLI only parses options. The run folder (``runs/<name>``, not committed) holds the
-checkpoint for resuming and the resolved recipe; the model folder gets the artifact.
+:func:`run` drives one recipe through its stages and returns a summary dict; the CLI only
+parses options. Each stage is a function that takes the recipe's sections whole:
+:func:`load_splits` (``[data]``), :func:`start_model` (one of three starts: a finished run
+to re-export, a teacher to distil, a fresh base), :func:`fit` (``[train]``,
+``[distill]``), :func:`calibrate_and_score` (``[calibration]``), :func:`save_run`, then
+:func:`gatecli_train.export.write_model_folder` (``[export]``). The run folder
+(``runs/<name>``, not committed) holds the checkpoint for resuming and the resolved
+recipe; the model folder gets the artifact.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 import yaml
+from tokenizers import Tokenizer
 
 from gatecli.evaluation.metrics import single_label
+from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
 from gatecli_train import calibrate, examples, export, tokenizer, trainer
-from gatecli_train.config import Recipe, save_resolved
+from gatecli_train.config import DataConfig, Recipe, save_resolved
 from gatecli_train.model import (
     GateModel,
     HeadDef,
@@ -29,18 +38,58 @@ from gatecli_train.model import (
     tiny_encoder,
 )
 
+RUN_FILES = ("model.final.pt", "tokenizer.json", "encoder_config.json", "base.json")
 
-def _load_split(corpus: Path, split: str, limit: int, seed: int) -> list[dict]:
+
+@dataclass
+class Splits:
+    """The records a run uses: sampled train rows, dev (selection, calibration), test."""
+
+    train: list[dict[str, Any]]
+    dev: list[dict[str, Any]]
+    test: list[dict[str, Any]]
+
+
+@dataclass
+class Start:
+    """The model a run trains: its tokenizer, where it came from, and a teacher if any."""
+
+    model: GateModel
+    tok: Tokenizer
+    base: dict[str, Any]
+    teacher: GateModel | None = None
+    finished: bool = False  # a finished run: re-calibrate and re-export, no training
+
+
+def _load_split(corpus: Path, split: str, limit: int, seed: int) -> list[dict[str, Any]]:
     path = corpus / f"{split}.jsonl.gz"
     if not path.exists():
         raise FileNotFoundError(f"{path} not found; build the corpus with `gatecli data build`")
-    rows = list(examples.read_jsonl(path))
+    rows = list(read_jsonl(path))
     if limit and len(rows) > limit:
         rows = random.Random(seed).sample(rows, limit)
     return rows
 
 
-def _base(recipe: Recipe, texts: list[str]) -> tuple[Any, Any, dict[str, Any]]:
+def load_splits(data: DataConfig, seed: int) -> Splits:
+    """Train rows (plus ``extra_files``, sampled per cell), dev and test, per ``[data]``."""
+    corpus = Path(data.corpus_dir)
+    train_rows = _load_split(corpus, "train", 0, seed)
+    for extra in data.extra_files:
+        train_rows.extend(read_jsonl(extra))
+    train_rows = examples.sample_train(
+        train_rows, data.cap_per_source_decision, data.min_decision_share, seed
+    )
+    if data.max_train_records:
+        train_rows = train_rows[: data.max_train_records]
+    return Splits(
+        train_rows,
+        _load_split(corpus, "dev", data.max_dev_records, seed),
+        _load_split(corpus, "test", data.max_dev_records, seed),
+    )
+
+
+def _base(recipe: Recipe, texts: list[str]) -> tuple[Any, Tokenizer, dict[str, Any]]:
     """The encoder and tokenizer named by the recipe, trimmed and cut to its layers."""
     info: dict[str, Any] = {"base": recipe.model.base}
     if recipe.model.base == "tiny":
@@ -59,9 +108,8 @@ def _base(recipe: Recipe, texts: list[str]) -> tuple[Any, Any, dict[str, Any]]:
     return encoder, tok, info
 
 
-def load_run_model(run_dir: Path, heads: list[HeadDef]) -> tuple[GateModel, Any]:
+def load_run_model(run_dir: Path, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer]:
     """A trained model and its tokenizer from a run folder (a distillation teacher)."""
-    from tokenizers import Tokenizer
     from transformers import BertConfig, BertModel
 
     cfg = BertConfig.from_dict(json.loads((run_dir / "encoder_config.json").read_text()))
@@ -70,7 +118,9 @@ def load_run_model(run_dir: Path, heads: list[HeadDef]) -> tuple[GateModel, Any]
     return model.eval(), Tokenizer.from_file(str(run_dir / "tokenizer.json"))
 
 
-def _arrays(exs: list[examples.Example], heads: list[HeadDef]) -> tuple[dict, dict]:
+def _arrays(
+    exs: list[examples.Example], heads: list[HeadDef]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     targets = {h.name: np.array([e.targets[h.name] for e in exs]) for h in heads}
     known = {h.name: np.array([e.known[h.name] for e in exs], dtype=bool) for h in heads}
     return targets, known
@@ -86,7 +136,12 @@ def _selection(run_dir: Path) -> dict[str, Any] | None:
     return {"picked_step": best and best["step"], "history": history}
 
 
-def quick_metrics(heads: list[HeadDef], logits: dict, targets: dict, known: dict) -> dict:
+def quick_metrics(
+    heads: list[HeadDef],
+    logits: dict[str, Any],
+    targets: dict[str, Any],
+    known: dict[str, Any],
+) -> dict[str, Any]:
     """Decision accuracy / macro-F1 (argmax, before the policy) and safety recall on a split:
     the training log's sanity line; the full report is ``gatecli eval``."""
     dec = next(h for h in heads if h.name == "decision")
@@ -101,70 +156,53 @@ def quick_metrics(heads: list[HeadDef], logits: dict, targets: dict, known: dict
     return out
 
 
-def run(
-    recipe: Recipe, out_dir: Path, run_dir: Path, *, progress: bool = True, log: Any = print
-) -> dict[str, Any]:
-    """Train and export one model folder. Returns a JSON-able summary."""
-    t0 = time.perf_counter()
-    torch.manual_seed(recipe.train.seed)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    save_resolved(recipe, run_dir / "recipe.resolved.json")
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    heads = head_defs_from_catalog(catalog)
-    corpus = Path(recipe.data.corpus_dir)
-    seed = recipe.train.seed
-    train_rows = _load_split(corpus, "train", 0, seed)
-    for extra in recipe.data.extra_files:
-        train_rows.extend(examples.read_jsonl(extra))
-    train_rows = examples.sample_train(
-        train_rows, recipe.data.cap_per_source_decision, recipe.data.min_decision_share, seed
-    )
-    if recipe.data.max_train_records:
-        train_rows = train_rows[: recipe.data.max_train_records]
-    dev_rows = _load_split(corpus, "dev", recipe.data.max_dev_records, seed)
-    test_rows = _load_split(corpus, "test", recipe.data.max_dev_records, seed)
-    template = template_from_catalog(catalog)
-    teacher = None
-    finished = all(
-        (run_dir / f).exists()
-        for f in ("model.final.pt", "tokenizer.json", "encoder_config.json", "base.json")
-    )
-    if finished:  # a finished run: re-calibrate and re-export without retraining
+def start_model(
+    recipe: Recipe, run_dir: Path, heads: list[HeadDef], splits: Splits, template: dict[str, Any]
+) -> Start:
+    """The model to train: a finished run's (re-export only), a cut of the ``[distill]``
+    teacher, or a fresh ``[model]`` base (its vocabulary trimmed to the corpus text)."""
+    if all((run_dir / f).exists() for f in RUN_FILES):
         model, tok = load_run_model(run_dir, heads)
-        base_info = json.loads((run_dir / "base.json").read_text(encoding="utf-8"))
-    elif recipe.distill.teacher:
-        import copy
-
+        base = json.loads((run_dir / "base.json").read_text(encoding="utf-8"))
+        return Start(model, tok, base, finished=True)
+    if recipe.distill.teacher:
         teacher_dir = Path(recipe.distill.teacher)
         teacher, tok = load_run_model(teacher_dir, heads)
         model = copy.deepcopy(teacher)
         keep_layers(model.encoder, recipe.model.keep_layers)
-        base_info = {
+        base = {
             "base": f"distilled from {recipe.distill.teacher}",
             "layers": model.encoder.config.num_hidden_layers,
             "teacher_layers": teacher.encoder.config.num_hidden_layers,
         }
         if (teacher_dir / "base.json").exists():  # the teacher's base: source, vocabulary
-            base_info["teacher_base"] = json.loads((teacher_dir / "base.json").read_text())
-    else:
-        # The vocabulary is trimmed to what the corpus text uses: only a fresh base needs it.
-        texts = [serialize(r["input"], template) for r in (*train_rows, *dev_rows, *test_rows)]
-        encoder, tok, base_info = _base(recipe, texts)
-        model = GateModel(encoder, heads, dropout=recipe.model.dropout)
-    log(f"base: {base_info}; train {len(train_rows)} dev {len(dev_rows)} test {len(test_rows)}")
-    if recipe.model.freeze_embeddings:
-        model.encoder.get_input_embeddings().weight.requires_grad_(False)
-    ml = recipe.model.max_length
-    ex_train = [] if finished else examples.build_examples(train_rows, heads, tok, template, ml)
-    ex_dev = examples.build_examples(dev_rows, heads, tok, template, ml)
-    ex_test = examples.build_examples(test_rows, heads, tok, template, ml)
+            base["teacher_base"] = json.loads((teacher_dir / "base.json").read_text())
+        return Start(model, tok, base, teacher=teacher)
+    texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
+    encoder, tok, base = _base(recipe, texts)
+    return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)
+
+
+def fit(
+    recipe: Recipe,
+    start: Start,
+    heads: list[HeadDef],
+    ex_train: list[examples.Example],
+    ex_dev: list[examples.Example],
+    run_dir: Path,
+    *,
+    progress: bool,
+    log: Any,
+) -> trainer.TrainResult:
+    """Train per ``[train]`` (and ``[distill]`` with a teacher), selecting on dev."""
+    if start.finished:
+        return trainer.finished_result(run_dir)
     teacher_logits = None
-    if teacher is not None:
+    if start.teacher is not None:
         log("teacher: scoring the training set")
         torch.set_num_threads(recipe.train.threads)
-        teacher_logits = trainer.predict_logits(teacher, ex_train)
-        del teacher
-    d = recipe.distill
+        teacher_logits = trainer.predict_logits(start.teacher, ex_train)
+        start.teacher = None  # its memory is the student's now
 
     def dev_score(m: GateModel) -> float:
         """Model selection: decision macro-F1 on the dev split (never a held-out suite)."""
@@ -172,23 +210,20 @@ def run(
         t, k = _arrays(ex_dev, heads)
         return float(quick_metrics(heads, logits, t, k)["macro_f1"])
 
-    result = (
-        trainer.finished_result(run_dir)
-        if finished
-        else trainer.train(
-            model,
-            ex_train,
-            recipe.train,
-            run_dir,
-            progress=progress,
-            teacher_logits=teacher_logits,
-            distill_alpha=d.alpha,
-            distill_temperature=d.temperature,
-            distill_alpha_masked=d.alpha_masked,
-            select_fn=dev_score,
-        )
-    )
-    log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
+    return trainer.train(
+        start.model, ex_train, recipe.train, run_dir, progress=progress,
+        teacher_logits=teacher_logits, distill_cfg=recipe.distill, select_fn=dev_score,
+    )  # fmt: skip
+
+
+def calibrate_and_score(
+    recipe: Recipe,
+    model: GateModel,
+    heads: list[HeadDef],
+    ex_dev: list[examples.Example],
+    ex_test: list[examples.Example],
+) -> tuple[calibrate.Calibration, dict[str, Any]]:
+    """Temperatures and thresholds fitted on dev (``[calibration]``), quick dev/test metrics."""
     model.to("cpu").eval()
     dev_logits = trainer.predict_logits(model, ex_dev)
     dev_t, dev_k = _arrays(ex_dev, heads)
@@ -199,44 +234,65 @@ def run(
         "dev": quick_metrics(heads, dev_logits, dev_t, dev_k),
         "test": quick_metrics(heads, test_logits, test_t, test_k),
     }
-    log(f"quick metrics: {json.dumps(metrics)}")
-    # Saved before the export so a failed parity check never loses the trained weights.
-    torch.save(model.state_dict(), run_dir / "model.final.pt")
-    (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (run_dir / "base.json").write_text(json.dumps(base_info), encoding="utf-8")
+    return cal, metrics
+
+
+def save_run(run_dir: Path, start: Start) -> None:
+    """The trained weights, tokenizer and encoder config: what a re-export or a student
+    needs. Saved before the export, so a failed parity check never loses them."""
+    torch.save(start.model.state_dict(), run_dir / "model.final.pt")
+    (run_dir / "tokenizer.json").write_text(start.tok.to_str(), encoding="utf-8")
+    (run_dir / "base.json").write_text(json.dumps(start.base), encoding="utf-8")
     (run_dir / "encoder_config.json").write_text(
-        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
+        json.dumps(start.model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
     )
-    parity = [serialize(r["input"], template) for r in test_rows[: recipe.export.parity_texts]]
+
+
+def run(
+    recipe: Recipe, out_dir: Path, run_dir: Path, *, progress: bool = True, log: Any = print
+) -> dict[str, Any]:
+    """Train and export one model folder. Returns a JSON-able summary.
+
+    Example:
+        >>> run(load_recipe("train/gatecli_train/configs/smoke.toml"), Path("/tmp/m"),
+        ...     Path("/tmp/run"))["parity"]["fp32_max_abs_diff"] < 1e-4  # doctest: +SKIP
+        True
+    """
+    t0 = time.perf_counter()
+    torch.manual_seed(recipe.train.seed)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_resolved(recipe, run_dir / "recipe.resolved.json")
+    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    heads = head_defs_from_catalog(catalog)
+    splits = load_splits(recipe.data, recipe.train.seed)
+    template = template_from_catalog(catalog)
+    start = start_model(recipe, run_dir, heads, splits, template)
+    log(f"base: {start.base}; train {len(splits.train)} dev {len(splits.dev)} "
+        f"test {len(splits.test)}")  # fmt: skip
+    if recipe.model.freeze_embeddings:
+        start.model.encoder.get_input_embeddings().weight.requires_grad_(False)
+    ml, tok = recipe.model.max_length, start.tok
+    ex_train = (
+        [] if start.finished else examples.build_examples(splits.train, heads, tok, template, ml)
+    )
+    ex_dev = examples.build_examples(splits.dev, heads, tok, template, ml)
+    ex_test = examples.build_examples(splits.test, heads, tok, template, ml)
+    result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log)
+    log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
+    cal, metrics = calibrate_and_score(recipe, start.model, heads, ex_dev, ex_test)
+    log(f"quick metrics: {json.dumps(metrics)}")
+    save_run(run_dir, start)
+    parity = [serialize(r["input"], template) for r in splits.test[: recipe.export.parity_texts]]
+    training = {
+        "base": start.base, "steps": result.steps, "train_seconds": round(result.seconds, 1),
+        "train_records": len(splits.train), "calibration": cal.report,
+        "quick_metrics": metrics, "selection": _selection(run_dir),
+    }  # fmt: skip
     report = export.write_model_folder(
-        out_dir,
-        model,
-        tok,
-        name=recipe.export.name,
-        version=recipe.export.version,
-        max_length=ml,
-        parity_texts=parity or ["query: hello"],
-        temperatures=cal.temperatures,
-        thresholds=cal.thresholds,
-        template=template,
-        quantize=recipe.export.quantize,
-        min_int8_agreement=recipe.export.min_int8_agreement,
-        quantization=recipe.export.quantization,
-        accuracy_level=recipe.export.accuracy_level or None,
-        keep_fp32=tuple(recipe.export.keep_fp32),
-        extra={
-            "training": {
-                "base": base_info,
-                "steps": result.steps,
-                "train_seconds": round(result.seconds, 1),
-                "train_records": len(train_rows),
-                "calibration": cal.report,
-                "quick_metrics": metrics,
-                "selection": _selection(run_dir),
-            }
-        },
-        card_text=None,
-    )
+        out_dir, start.model, tok, recipe.export, max_length=ml,
+        parity_texts=parity or ["query: hello"], calibration=cal, template=template,
+        extra={"training": training},
+    )  # fmt: skip
     if not (out_dir / "MODEL_CARD.md").exists():
         (out_dir / "MODEL_CARD.md").write_text(
             f"# {recipe.export.name} {recipe.export.version}\n\nTrained by `gatecli train`; "
@@ -249,10 +305,10 @@ def run(
         "resumed_from": result.resumed_from,
         "train_seconds": round(result.seconds, 1),
         "total_seconds": round(time.perf_counter() - t0, 1),
-        "parity": report.__dict__,
+        "parity": report.to_json(),
         "temperatures": cal.temperatures,
         "metrics": metrics,
-        "base": base_info,
+        "base": start.base,
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary

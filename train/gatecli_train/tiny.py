@@ -1,8 +1,9 @@
 """A tiny randomly initialised gate model folder, built offline in about a second.
 
 For fast tests of plumbing only (runtime, CLI, policy wiring, eval, labeling): it goes
-through the real export path (ONNX, tokenizer.json, gatecli.json, hash) with the real
-catalog and policy, but its predictions mean nothing. Never quote its quality.
+through the real export path (ONNX, tokenizer.json, gatecli.json with the integrity table
+that hashes every file) with the real catalog and policy, so it verifies at load like a
+shipped model, but its predictions mean nothing. Never quote its quality.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 import yaml
 
 from gatecli_train import export, tokenizer
+from gatecli_train.config import ExportConfig
 from gatecli_train.model import GateModel, head_defs_from_catalog, tiny_encoder
 
 TEXTS = [
@@ -79,16 +81,8 @@ def build_tiny_model(out_dir: Path, *, seed: int = 0, quantize: bool = False) ->
     card = (
         "# tiny-test model\n\nRandom weights, for plumbing tests only. Its outputs mean nothing.\n"
     )
+    cfg = ExportConfig(name="tiny-test", version="0.0.0", quantize=quantize, min_int8_agreement=0.0)
     export.write_model_folder(
-        out_dir,
-        model,
-        tok,
-        name="tiny-test",
-        version="0.0.0",
-        max_length=128,
-        parity_texts=TEXTS[:40],
-        quantize=quantize,
-        card_text=card,
-        min_int8_agreement=0.0,
+        out_dir, model, tok, cfg, max_length=128, parity_texts=TEXTS[:40], card_text=card
     )
     return out_dir

@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
 
 from gatecli_train import distill
-from gatecli_train.config import TrainConfig
+from gatecli_train.config import DistillConfig, TrainConfig
 from gatecli_train.examples import Example, batches
 from gatecli_train.model import GateModel, masked_losses
 
@@ -61,20 +62,20 @@ def train(
     *,
     progress: bool = True,
     teacher_logits: dict[str, np.ndarray] | None = None,
-    distill_alpha: float = 0.5,
-    distill_temperature: float = 2.0,
-    distill_alpha_masked: float = 0.3,
+    distill_cfg: DistillConfig | None = None,
     select_fn: Callable[[GateModel], float] | None = None,
 ) -> TrainResult:
     """Train in place; resumable from ``run_dir/checkpoint.pt``.
 
     With ``teacher_logits`` (one row per example, in ``examples`` order) the loss is
-    ``(1 - alpha) * hard + alpha * soft`` (see :mod:`gatecli_train.distill`).
+    ``(1 - alpha) * hard + alpha * soft`` with ``distill_cfg``'s alpha, temperature and
+    alpha_masked (see :mod:`gatecli_train.distill`).
     With ``select_fn`` (a dev score, higher is better) and ``cfg.select_every``, the model
     is scored every that many steps and at the end, and the best-scoring weights are the
     result (``run_dir/model.best.pt``, history in ``selection.json``): the last step of a
     long schedule is not always the best one.
     """
+    dcfg = distill_cfg or DistillConfig()
     torch.manual_seed(cfg.seed)
     random.seed(cfg.seed)
     torch.set_num_threads(cfg.threads)
@@ -134,14 +135,14 @@ def train(
             targets = {h.name: b[f"y:{h.name}"] for h in model.head_defs}
             masks = {h.name: b[f"m:{h.name}"] for h in model.head_defs}
             losses = masked_losses(model, logits, targets, masks, class_weights=cw)
-            loss = sum(weights.get(n, 1.0) * v for n, v in losses.items())
+            loss = cast(torch.Tensor, sum(weights.get(n, 1.0) * v for n, v in losses.items()))
             if teacher_logits is not None:
                 t_logits = distill.teacher_batch(teacher_logits, batch["index"], device)
                 soft = distill.soft_losses(
-                    model, logits, t_logits, masks, distill_temperature, distill_alpha_masked
+                    model, logits, t_logits, masks, dcfg.temperature, dcfg.alpha_masked
                 )
                 soft_loss = sum(weights.get(n, 1.0) * v for n, v in soft.items())
-                loss = (1 - distill_alpha) * loss + distill_alpha * soft_loss
+                loss = (1 - dcfg.alpha) * loss + dcfg.alpha * soft_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -21,9 +21,11 @@ from typing import Any
 import torch
 import yaml
 
+from gatecli.records import read_jsonl
 from gatecli.template import DEFAULT_TEMPLATE, serialize
 from gatecli_train import convert_e5, export, pipeline
-from gatecli_train.examples import read_jsonl
+from gatecli_train.calibrate import Calibration
+from gatecli_train.config import ExportConfig
 from gatecli_train.model import head_defs_from_catalog
 
 
@@ -61,16 +63,18 @@ def build(run_dir: Path, model_dir: Path, out_dir: Path, parity: list[str]) -> d
     model.encoder.set_input_embeddings(emb)
     model.encoder.config.vocab_size = table.shape[0]
     cfg = json.loads((model_dir / "gatecli.json").read_text(encoding="utf-8"))
+    cal = Calibration(
+        temperatures={n: h["temperature"] for n, h in cfg["heads"].items()},
+        thresholds={n: h["thresholds"] for n, h in cfg["heads"].items()},
+    )
     report = export.write_model_folder(
         out_dir,
         model,
         full_tok,
-        name=f"{cfg['name']}-fullvocab",
-        version=cfg["version"],
+        ExportConfig(name=f"{cfg['name']}-fullvocab", version=cfg["version"]),
         max_length=cfg["max_length"],
         parity_texts=parity,
-        temperatures={n: h["temperature"] for n, h in cfg["heads"].items()},
-        thresholds={n: h["thresholds"] for n, h in cfg["heads"].items()},
+        calibration=cal,
         template=cfg.get("template") or DEFAULT_TEMPLATE,
     )
     return {"onnx_bytes": report.onnx_bytes, "int8_agreement": report.int8_decision_agreement}

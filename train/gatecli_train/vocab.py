@@ -19,6 +19,7 @@ import torch
 from tokenizers import Tokenizer
 from transformers import BertModel
 
+from gatecli.extras import install_hint
 from gatecli_train import tokenizer as tok_lib
 
 
@@ -33,7 +34,7 @@ def frequency_words(langs: Iterable[str] = ("en", "fr", "zh"), n: int = 30000) -
         from wordfreq import top_n_list
     except ImportError as exc:  # pragma: no cover - part of the [train] extra
         raise ImportError(
-            "vocabulary trimming needs wordfreq: pip install 'gatecli[train]'"
+            f"vocabulary trimming needs wordfreq: {install_hint('train', 'wordfreq')}"
         ) from exc
     words: list[str] = []
     for lang in langs:

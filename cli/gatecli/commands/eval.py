@@ -14,6 +14,10 @@ from typing import Annotated, Any
 
 import typer
 
+from gatecli.commands._util import APP_SETTINGS, EXIT_FAILED, fail
+from gatecli.extras import install_hint
+from gatecli.writers import terminal_safe
+
 HELP = """Evaluate a model on suites (test, dev, seeds, xstest, when2call, ... or a JSONL path).
 
 Examples:
@@ -28,12 +32,9 @@ Examples:
   gatecli eval build-baselines --corpus data/corpus --out artifacts/baselines
 """
 
-eval_app = typer.Typer(help=HELP, invoke_without_command=True, no_args_is_help=False)
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"gatecli: {message}", err=True)
-    raise typer.Exit(2)
+eval_app = typer.Typer(
+    help=HELP, invoke_without_command=True, **{**APP_SETTINGS, "no_args_is_help": False}
+)
 
 
 def render_summary(results: dict[str, Any]) -> None:
@@ -41,7 +42,8 @@ def render_summary(results: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from gatecli.evaluation.report import SUMMARY_COLUMNS, _fmt, _get
+    from gatecli.evaluation import boundary_views
+    from gatecli.evaluation.report import SUMMARY_COLUMNS, fmt_cell, lookup
 
     console = Console()
     title = f"{results['model']}" + (f" vs {results['baseline']}" if results["baseline"] else "")
@@ -51,7 +53,7 @@ def render_summary(results: dict[str, Any]) -> None:
             if who in entry:
                 label = suite if who == "model" else "  baseline"
                 table.add_row(
-                    label, *(_fmt(_get(entry[who]["overall"], k)) for k, _ in SUMMARY_COLUMNS)
+                    label, *(fmt_cell(lookup(entry[who]["overall"], k)) for k, _ in SUMMARY_COLUMNS)
                 )
     console.print(table)
     for suite, entry in results["suites"].items():
@@ -61,8 +63,8 @@ def render_summary(results: dict[str, Any]) -> None:
         v = entry["model"]["views"]
         if "xstest" in v:
             x = v["xstest"]
-            console.print(f"{suite}: XSTest over-refusal {_fmt(x['over_refusal_rate'])} on "
-                          f"{x['n_safe']} safe, refusal {_fmt(x['refusal_rate_unsafe'])} on "
+            console.print(f"{suite}: XSTest over-refusal {fmt_cell(x['over_refusal_rate'])} on "
+                          f"{x['n_safe']} safe, refusal {fmt_cell(x['refusal_rate_unsafe'])} on "
                           f"{x['n_unsafe']} unsafe", markup=False)  # fmt: skip
         if "when2call" in v:
             console.print(
@@ -73,9 +75,12 @@ def render_summary(results: dict[str, Any]) -> None:
             console.print(f"{suite}: seeds {s['passed']}/{s['n']} pass", markup=False)
             fails = Table("id", "message", "head", "gold", "predicted", title="failing seeds")
             for f in s["failures"]:
-                fails.add_row(*(_fmt(f[k]) for k in ("id", "message", "head", "gold", "predicted")))
+                keys = ("id", "message", "head", "gold", "predicted")
+                fails.add_row(*(terminal_safe(fmt_cell(f[k])) for k in keys))
             if s["failures"]:
                 console.print(fails)
+        for line in boundary_views.summary_lines(suite, v):
+            console.print(line, markup=False)
     for suite, comp in results["comparison"].items():
         console.print(f"{suite}: {comp['n_fixed']} fixed, {comp['n_broken']} broken", markup=False)
         for f in comp["broken"][:20]:
@@ -131,21 +136,21 @@ def eval_cli(
         results = run_eval(model, suite or ["test"], baseline=baseline, gate_criteria=gate_criteria,
                            limit=limit, data_dir=data_dir)  # fmt: skip
     except (ArtifactError, SuiteError, ValueError, OSError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     render_summary(results)
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(results, ensure_ascii=False, indent=1), encoding="utf-8")
-    if report is not None:
-        from gatecli.evaluation.report import write_report
+    from gatecli.evaluation.report import write_report
 
-        try:
-            path = write_report(results, report)
-        except ImportError as exc:
-            _fail(str(exc))
-        typer.echo(f"report -> {path}", err=True)
+    try:
+        if json_out is not None:
+            json_out.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(results, ensure_ascii=False, indent=1)
+            json_out.write_text(text, encoding="utf-8")
+        if report is not None:
+            typer.echo(f"report -> {write_report(results, report)}", err=True)
+    except (ImportError, OSError) as exc:
+        fail(str(exc))
     if results["gate"] is not None and not results["gate"]["passed"]:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED)
 
 
 @eval_app.command("build-baselines")
@@ -163,17 +168,17 @@ def build_baselines_cli(
         int | None, typer.Option("--limit", min=1, help="First N records per split.")
     ] = None,
 ) -> None:
-    """Train the TF-IDF and e5-router reference baselines (needs gatecli[train])."""
+    """Train the TF-IDF and e5-router reference baselines (needs the [train] extra)."""
     try:
         from gatecli_train.baselines import build_baselines
     except ImportError as exc:
-        _fail(f"{exc}; pip install 'gatecli[train]'")
+        fail(str(exc), hint=install_hint("train"))
     try:
         done = build_baselines(
             corpus, out, kinds=tuple(kind or ("tfidf", "embedding_router")), limit=limit
         )
     except (FileNotFoundError, ImportError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     for name, path in done.items():
         typer.echo(f"{name} -> {path}")
 

@@ -13,12 +13,14 @@ from typing import Annotated, Any
 
 import typer
 
+from gatecli.commands._util import ModelOpt, fail
+
 HELP = """Show a model folder: heads, labels, thresholds, catalog events and the card summary.
 
 Examples:
 
+\b
   gatecli info
-
   gatecli info --model models/gatecli_models/gate-small --json
 """
 
@@ -111,10 +113,7 @@ def render_info(data: dict[str, Any]) -> None:
 
 
 def info_cli(
-    model: Annotated[
-        Path | None,
-        typer.Option("--model", "-m", envvar="GATECLI_MODEL", help="Model folder."),
-    ] = None,
+    model: ModelOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the description as JSON.")] = False,
 ) -> None:
     from gatecli.artifact import ArtifactError
@@ -122,8 +121,7 @@ def info_cli(
     try:
         data = model_info(model)
     except ArtifactError as exc:
-        typer.echo(f"gatecli: {exc}", err=True)
-        raise typer.Exit(2) from None
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(data, ensure_ascii=False, indent=2))
     else:

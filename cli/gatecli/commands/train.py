@@ -1,4 +1,10 @@
-"""``gatecli train``: fine-tune and export a model folder from a TOML recipe."""
+"""``gatecli train``: fine-tune and export a model folder from a TOML recipe.
+
+A thin wrapper over :func:`gatecli_train.pipeline.run` (which returns the run's summary);
+the training package is imported only here, inside the command, so the runtime never
+needs torch. A recipe that does not load, a missing corpus or a failed parity check is
+one line on stderr and exit code 2.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from gatecli.commands._util import fail
+from gatecli.extras import install_hint
+
+HELP = """Train, calibrate, export to ONNX int8 and check parity.
+
+Examples:
+
+\b
+  gatecli train --config train/gatecli_train/configs/smoke.toml --out /tmp/smoke
+  gatecli train -c train/gatecli_train/configs/gate-small.toml --set train.epochs=1
+"""
 
 
 def train_cli(
@@ -25,33 +43,33 @@ def train_cli(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set train.epochs=1")
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
+    ] = True,
 ) -> None:
-    """Train, calibrate, export to ONNX int8 and check parity.
-
-    Example: gatecli train --config train/gatecli_train/configs/gate-small.toml --set train.epochs=1
-    """
     try:
         from gatecli_train.config import load_recipe
+        from gatecli_train.export import ParityError
         from gatecli_train.pipeline import run
     except ImportError as exc:
-        typer.echo(
-            f"gatecli train needs the training extra: pip install 'gatecli[train]' ({exc})",
-            err=True,
+        fail(f"gatecli train needs the training extra ({exc})", hint=install_hint("train"))
+    try:
+        recipe = load_recipe(config, set_ or [])
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
+        fail(f"{config}: {exc}")
+    try:
+        summary = run(
+            recipe,
+            out or Path("models") / recipe.export.name,
+            # Per recipe file, not per model name: two recipes may ship the same model name.
+            run_dir or Path("runs") / config.stem,
+            progress=progress,
+            log=lambda m: typer.echo(m, err=True),
         )
-        raise typer.Exit(2) from exc
-    recipe = load_recipe(config, set_ or [])
-    name = recipe.export.name
-    summary = run(
-        recipe,
-        out or Path("models") / name,
-        # Per recipe file, not per model name: two recipes may ship the same model name.
-        run_dir or Path("runs") / config.stem,
-        progress=progress,
-        log=lambda m: typer.echo(m, err=True),
-    )
+    except (FileNotFoundError, ParityError) as exc:
+        fail(str(exc))
     typer.echo(json.dumps(summary, indent=2))
 
 
 def register(app: typer.Typer) -> None:
-    app.command("train")(train_cli)
+    app.command("train", help=HELP)(train_cli)

@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from gatecli.extras import install_hint
+from gatecli.records import escalation_defaults
+
 MARKER = "baseline.json"
 TFIDF_FILE = "model.joblib"
 ROUTER_FILE = "router.npz"
-DEFAULT_ESCALATION = {"ask_margin": 0.15, "max_share": 0.2}
 ROUTER_SCALE = 20.0  # cosine similarity -> softmax logit; e5 similarities sit in 0.7..0.95
 
 
@@ -44,7 +46,7 @@ def _lazy(module: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(
-            f"this baseline needs {module.split('.')[0]}: pip install 'gatecli[{extra}]'"
+            f"this baseline needs {module.split('.')[0]}: {install_hint(extra)}"
         ) from exc
 
 
@@ -97,7 +99,7 @@ class _Baseline:
         self.name = meta.get("name", f"{self.kind}-baseline")
         self.labels: dict[str, list[str]] = meta["labels"]
         self.thresholds: dict[str, dict[str, float]] = meta.get("thresholds", {})
-        self.escalation = dict(meta.get("escalation", DEFAULT_ESCALATION))
+        self.escalation = dict(meta.get("escalation") or escalation_defaults())
 
     def head_probs(self, texts: list[str]) -> list[dict[str, dict[str, float]]]:
         raise NotImplementedError

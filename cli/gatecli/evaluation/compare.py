@@ -42,13 +42,15 @@ def deltas(model: dict[str, Any], base: dict[str, Any]) -> dict[str, dict[str, f
     return out
 
 
-def flips(model_turns: list[dict], base_turns: list[dict]) -> dict[str, list[dict]]:
+def flips(
+    model_turns: list[dict[str, Any]], base_turns: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
     """Turns that went wrong -> right (``fixed``) or right -> wrong (``broken``), by head.
 
     Turns are matched by position (both predictors saw the same records in the same order).
     """
-    fixed: list[dict] = []
-    broken: list[dict] = []
+    fixed: list[dict[str, Any]] = []
+    broken: list[dict[str, Any]] = []
     for m, b in zip(model_turns, base_turns, strict=True):
         if m["error"] is not None or b["error"] is not None:
             continue
@@ -72,7 +74,9 @@ def load_criteria(path: str | Path | None = None) -> list[dict[str, Any]]:
     return crit
 
 
-def _check(c: dict[str, Any], suite: str, model: dict, base: dict) -> dict[str, Any] | None:
+def _check(
+    c: dict[str, Any], suite: str, model: dict[str, Any], base: dict[str, Any]
+) -> dict[str, Any] | None:
     name = c.get("name") or c.get("metric") or c.get("view") or c.get("check")
     row = {"name": name, "suite": suite}
     if c.get("check") == "seeds_all_pass":

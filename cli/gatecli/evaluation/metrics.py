@@ -172,22 +172,6 @@ def risk_coverage(
     return {"escalated_share": escalated, "accuracy": accuracy, "area_under_risk": aurc}
 
 
-def escalates(probs: dict[str, float], decision: str, ask_margin: float) -> bool:
-    """The spec §4 rule: top decision ``ask``, or ``ask`` within the margin of the top label;
-    never for a turn that ends ``safety`` or ``refuse``.
-
-    Example:
-        >>> escalates({"execute": 0.5, "ask": 0.4}, "execute", 0.15)
-        True
-    """
-    if not probs or decision in ("safety", "refuse"):
-        return False
-    top = max(probs, key=probs.__getitem__)
-    if top in ("safety", "refuse"):
-        return False
-    return top == "ask" or probs[top] - probs.get("ask", 0.0) <= ask_margin
-
-
 def percentiles(values: Sequence[float]) -> dict[str, float]:
     """Latency p50/p90/mean in milliseconds (zeros for an empty list)."""
     if not len(values):

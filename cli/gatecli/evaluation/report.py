@@ -9,6 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gatecli.evaluation import boundary_views
+from gatecli.extras import install_hint
+
 SUMMARY_COLUMNS = (
     ("n", "n"), ("decision.accuracy", "acc"), ("decision.macro_f1", "macro-F1"),
     ("decision.safety_recall", "safety recall"), ("decision.ece", "ECE"),
@@ -18,7 +21,8 @@ SUMMARY_COLUMNS = (
 )  # fmt: skip
 
 
-def _get(tree: Any, dotted: str) -> Any:
+def lookup(tree: Any, dotted: str) -> Any:
+    """The value at a dotted path of nested dicts (``"overall.decision.ece"``), or None."""
     for part in dotted.split("."):
         if not isinstance(tree, dict) or part not in tree:
             return None
@@ -26,7 +30,8 @@ def _get(tree: Any, dotted: str) -> Any:
     return tree
 
 
-def _fmt(v: Any) -> str:
+def fmt_cell(v: Any) -> str:
+    """One table cell: floats to 3 places, a dash for missing, Markdown-safe text."""
     if v is None:
         return "–"
     if isinstance(v, float):
@@ -36,13 +41,13 @@ def _fmt(v: Any) -> str:
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(fmt_cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 
 def _summary_rows(label: str, slices: dict[str, Any]) -> list[list[Any]]:
     return [
-        [f"{label}{k}", *(_get(v, key) for key, _ in SUMMARY_COLUMNS)] for k, v in slices.items()
+        [f"{label}{k}", *(lookup(v, key) for key, _ in SUMMARY_COLUMNS)] for k, v in slices.items()
     ]
 
 
@@ -83,6 +88,7 @@ def card_tables(results: dict[str, Any]) -> str:
             views.append(
                 [suite, "seed examples passing", f"{v['seeds']['passed']}/{v['seeds']['n']}"]
             )
+        views += boundary_views.card_rows(suite, v)
     out = f"Model `{results['model']}`.\n\n" + _table(header, rows)
     if lang_rows:
         out += "\nPer language:\n\n" + _table(["suite · lang", *header[1:]], lang_rows)
@@ -98,7 +104,7 @@ def _plots(entry: dict[str, Any], out: Path, stem: str) -> list[str]:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError("plots need matplotlib: pip install 'gatecli[eval]'") from exc
+        raise ImportError(f"plots need matplotlib: {install_hint('eval', 'matplotlib')}") from exc
     d = entry["model"]["overall"].get("decision")
     if not d:
         return []
@@ -125,7 +131,7 @@ def _plots(entry: dict[str, Any], out: Path, stem: str) -> list[str]:
     files.append(_save(fig, out / f"{stem}_reliability.png", plt))
     fig, ax = plt.subplots(figsize=(4.5, 4))
     for who in ("model", "baseline"):
-        rc = _get(entry.get(who), "overall.decision.risk_coverage")
+        rc = lookup(entry.get(who), "overall.decision.risk_coverage")
         if rc:
             ax.plot(rc["escalated_share"], rc["accuracy"], marker=".", label=who)
     ax.set_xlabel("share escalated (lowest confidence first)")

@@ -9,15 +9,16 @@ from gatecli.evaluation import compare
 from gatecli.evaluation.predictors import Predictor, load_predictor
 from gatecli.evaluation.scoring import pair, score_turns
 from gatecli.evaluation.suites import load_suite, resolve_suites
+from gatecli.records import ASK_MARGIN
 
 
 def evaluate_predictor(
-    predictor: Predictor, records: list[dict]
-) -> tuple[dict[str, Any], list[dict]]:
+    predictor: Predictor, records: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Predict every record of a suite and score it; returns ``(scores, per-turn rows)``."""
     preds = predictor.predict([r["input"] for r in records]) if records else []
     turns = pair(records, preds)
-    margin = float(predictor.escalation.get("ask_margin", 0.15))
+    margin = float(predictor.escalation.get("ask_margin", ASK_MARGIN))
     return score_turns(turns, predictor.labels, margin), turns
 
 

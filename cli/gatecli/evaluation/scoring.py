@@ -11,10 +11,10 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from gatecli.evaluation import boundary_views, context_views
 from gatecli.evaluation import metrics as M
-from gatecli.evaluation.suites import HEADS
+from gatecli.records import HEAD_NAMES, MULTI_HEADS, in_ask_band
 
-MULTI_HEADS = ("events", "scenario_tags", "missing_slots")
 W2C_LABELS = ("execute", "ask", "connect")
 BLOCKING = ("refuse", "safety")
 
@@ -23,7 +23,7 @@ def _set(x: Any) -> list[str]:
     return sorted(x) if isinstance(x, list) else []
 
 
-def pair(records: list[dict], preds: list[dict]) -> list[dict[str, Any]]:
+def pair(records: list[dict[str, Any]], preds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per turn: gold, prediction and per-head correctness (None = not scored)."""
     turns = []
     for rec, pred in zip(records, preds, strict=True):
@@ -36,9 +36,10 @@ def pair(records: list[dict], preds: list[dict]) -> list[dict[str, Any]]:
         if row["error"] is None:
             probs = dict(pred.get("probabilities") or {})
             top = max(probs, key=probs.__getitem__) if probs else pred.get("decision")
+            conf = pred.get("confidence", probs.get(top, 0.0) if probs else 0.0)
             row["pred"] = {
                 "decision": pred.get("decision"), "top": top, "probabilities": probs,
-                "confidence": float(pred.get("confidence", probs.get(top, 0.0) if probs else 0.0)),
+                "confidence": float(conf if conf is not None else 0.0),
                 "latency_ms": float(pred.get("latency_ms") or 0.0),
                 **{h: _set(pred.get(h)) for h in MULTI_HEADS},
             }  # fmt: skip
@@ -46,14 +47,17 @@ def pair(records: list[dict], preds: list[dict]) -> list[dict[str, Any]]:
                 h: None if rec["labels"][h] is None
                 else (row["pred"][h] == rec["labels"][h] if h == "decision"
                       else row["pred"][h] == _set(rec["labels"][h]))
-                for h in HEADS
+                for h in HEAD_NAMES
             }  # fmt: skip
         turns.append(row)
     return turns
 
 
 def head_metrics(
-    turns: list[dict], labels: Mapping[str, list[str]], ask_margin: float, full: bool = True
+    turns: list[dict[str, Any]],
+    labels: Mapping[str, list[str]],
+    ask_margin: float,
+    full: bool = True,
 ) -> dict[str, Any]:
     """Every head's metrics over the scored turns (``full`` adds curves and bins)."""
     ok = [t for t in turns if t["error"] is None]
@@ -89,13 +93,16 @@ def head_metrics(
             if not full:
                 del m["per_label"]
             out[head] = m
-    esc = [M.escalates(t["pred"]["probabilities"], t["pred"]["decision"], ask_margin) for t in ok]
+    # The escalator's own rule, so eval reports the share that classify would escalate.
+    esc = [
+        in_ask_band(t["pred"]["decision"], t["pred"]["probabilities"], ask_margin)[0] for t in ok
+    ]
     out["escalation_share"] = sum(esc) / len(esc) if esc else 0.0
     out["latency_ms"] = M.percentiles([t["pred"]["latency_ms"] for t in ok])
     return out
 
 
-def suite_views(turns: list[dict]) -> dict[str, Any]:
+def suite_views(turns: list[dict[str, Any]]) -> dict[str, Any]:
     """Benchmark-specific numbers: XSTest over-refusal, When2Call 3-way F1, seed failures."""
     views: dict[str, Any] = {}
     ok = [t for t in turns if t["error"] is None and t["gold"]["decision"] is not None]
@@ -130,22 +137,24 @@ def suite_views(turns: list[dict]) -> dict[str, Any]:
                 fails.append({"id": t["id"], "message": t["message"], "head": "error",
                               "gold": None, "predicted": t["error"]})  # fmt: skip
                 continue
-            for h in HEADS:
+            for h in HEAD_NAMES:
                 if t["correct"][h] is False:
                     fails.append({"id": t["id"], "message": t["message"], "head": h,
                                   "gold": t["gold"][h], "predicted": t["pred"][h]})  # fmt: skip
         failed_turns = len({f["id"] for f in fails})
         views["seeds"] = {"n": len(seeds), "passed": len(seeds) - failed_turns,
                           "all_pass": not fails, "failures": fails}  # fmt: skip
+    views.update(boundary_views.views(turns))  # issue 13: false refusal, risk in context
+    views.update(context_views.views(turns))  # issue 12: invariance flips, context accuracy
     return views
 
 
-def _share(rows: list[dict], pred: Any) -> float | None:
+def _share(rows: list[dict[str, Any]], pred: Any) -> float | None:
     return sum(1 for r in rows if pred(r)) / len(rows) if rows else None
 
 
 def score_turns(
-    turns: list[dict], labels: Mapping[str, list[str]], ask_margin: float
+    turns: list[dict[str, Any]], labels: Mapping[str, list[str]], ask_margin: float
 ) -> dict[str, Any]:
     """The full result of one suite: overall, by language, by source, views.
 
@@ -153,7 +162,7 @@ def score_turns(
         >>> turns = pair(records, predictor.predict(inputs))  # doctest: +SKIP
         >>> score_turns(turns, predictor.labels, 0.15)["overall"]["decision"]  # doctest: +SKIP
     """
-    by: dict[str, dict[str, list[dict]]] = {
+    by: dict[str, dict[str, list[dict[str, Any]]]] = {
         "by_lang": defaultdict(list),
         "by_source": defaultdict(list),
     }

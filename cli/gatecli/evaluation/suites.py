@@ -6,18 +6,23 @@ Suites are named so that a person types ``--suite xstest`` instead of a path, an
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from gatecli.records import HEAD_NAMES, iter_jsonl
 
 CORPUS_SUITES = ("test", "dev")
 EXTERNAL_SUITES = (
     "when2call", "xstest", "coconot", "simple_safety_tests", "harmbench", "home_assistant", "xsid",
 )  # fmt: skip
-SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES)
-HEADS = ("decision", "events", "scenario_tags", "missing_slots")
+# issue 13: held-out ordinary turns (false refusal per language) and risk in surrounding text
+BOUNDARY_SUITES = (
+    "ordinary_en", "ordinary_zh", "ordinary_fr", "oasst1_fr", "mgsm", "risk_in_context",
+)  # fmt: skip
+# issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split)
+CONTEXT_SUITES = ("invariance", "context")
+SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES, *BOUNDARY_SUITES, *CONTEXT_SUITES)
 
 
 class SuiteError(ValueError):
@@ -87,43 +92,43 @@ def _normalise(raw: dict[str, Any], line: int) -> dict[str, Any]:
     inp = raw.get("input")
     if not isinstance(inp, dict):
         inp = {k: v for k, v in raw.items() if k not in ("labels", "source", "split", "lang")}
-    labels = raw.get("labels") if isinstance(raw.get("labels"), dict) else {}
+    got = raw.get("labels")
+    labels: dict[str, Any] = got if isinstance(got, dict) else {}
     return {
         "id": str(raw.get("id") if raw.get("id") is not None else f"line:{line}"),
         "line": line,
         "source": raw.get("source") or "unknown",
         "lang": raw.get("lang"),
         "input": inp,
-        "labels": {h: labels.get(h) for h in HEADS},
+        "labels": {h: labels.get(h) for h in HEAD_NAMES},
     }
 
 
-def load_suite(path: str | Path, limit: int | None = None) -> tuple[list[dict], list[dict]]:
+def load_suite(
+    path: str | Path, limit: int | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Read a JSONL or JSONL.gz suite; returns ``(records, errors)`` (errors keep their line).
 
     Example:
         >>> recs, errs = load_suite("data/eval/xstest.jsonl.gz", limit=10)  # doctest: +SKIP
     """
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    records: list[dict] = []
-    errors: list[dict] = []
+    records: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+
+    def bad(line: int, message: str) -> None:
+        errors.append({"id": None, "line": line, "error": message})
+
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
-            for n, text in enumerate(fh, 1):
-                if not text.strip():
-                    continue
-                if limit is not None and len(records) + len(errors) >= limit:
-                    break
-                try:
-                    raw = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    errors.append({"id": None, "line": n, "error": f"invalid JSON: {exc}"})
-                    continue
-                if not isinstance(raw, dict):
-                    errors.append({"id": None, "line": n, "error": "not a JSON object"})
-                    continue
-                records.append(_normalise(raw, n))
+        for n, raw in iter_jsonl(path, on_error=bad):
+            if limit is not None and len(records) + len(errors) >= limit:
+                break
+            if not isinstance(raw, dict):
+                bad(n, "not a JSON object")
+                continue
+            records.append(_normalise(raw, n))
     except (OSError, UnicodeDecodeError, EOFError) as exc:
         raise SuiteError(f"{path}: cannot read ({exc})") from exc
+    if limit is not None:
+        del errors[max(0, limit - len(records)) :]
     return records, errors

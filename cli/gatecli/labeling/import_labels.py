@@ -7,8 +7,8 @@ cancelled wins; its ``choices`` per control name (``decision``, ``events``,
 form, so a head with no choice selected means "none" (``[]``), not unknown. Records get
 ``provenance: "authored"`` with ``note: "human review via Label Studio ..."``: the spec has
 no ``reviewed`` provenance, and a human decided every label. A task without a decision is
-reported and skipped, never turned into a guess. Left out: the ``data`` command group
-itself (it calls :func:`register_import`).
+reported and skipped, never turned into a guess. Left out: the command
+(``gatecli data import-labels`` in :mod:`gatecli.commands.data`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-HEADS = ("decision", "events", "scenario_tags", "missing_slots")
+from gatecli.records import HEAD_NAMES
 
 
 @dataclass
@@ -35,8 +35,11 @@ def _annotation(task: Mapping[str, Any]) -> Mapping[str, Any] | None:
     anns = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
     if not anns:
         return None
-    return max(anns, key=lambda a: (str(a.get("updated_at") or a.get("created_at") or ""),
-                                    str(a.get("id"))))  # fmt: skip
+    newest: Mapping[str, Any] = max(
+        anns,
+        key=lambda a: (str(a.get("updated_at") or a.get("created_at") or ""), str(a.get("id"))),
+    )
+    return newest
 
 
 def task_to_record(task: Mapping[str, Any], *, source: str = "review") -> dict[str, Any]:
@@ -57,7 +60,7 @@ def task_to_record(task: Mapping[str, Any], *, source: str = "review") -> dict[s
         raise ValueError("no annotation (or all cancelled)")
     chosen: dict[str, list[str]] = {}
     for item in ann.get("result") or []:
-        if item.get("type") == "choices" and item.get("from_name") in HEADS:
+        if item.get("type") == "choices" and item.get("from_name") in HEAD_NAMES:
             chosen[item["from_name"]] = [str(c) for c in item.get("value", {}).get("choices", [])]
     if not chosen.get("decision"):
         raise ValueError("annotation has no decision")
@@ -112,24 +115,3 @@ def import_labels(path: str | Path, output: str | Path, *, source: str = "review
     atomic_write(Path(output), "".join(s + "\n" for s in lines).encode("utf-8"))
     result.records = len(lines)
     return result
-
-
-def register_import(data_app: Any) -> None:
-    """Add ``import-labels`` to the ``gatecli data`` command group."""
-    import typer
-
-    @data_app.command("import-labels")
-    def import_labels_cli(
-        file: Path = typer.Argument(..., help="Label Studio JSON export with annotations."),  # noqa: B008 - typer's declaration style
-        output: Path = typer.Option(..., "--output", "-o", help="Corpus JSONL to write."),  # noqa: B008 - typer's declaration style
-        source: str = typer.Option("review", "--source", help="Record source / id prefix."),
-    ) -> None:
-        """Bring reviewed Label Studio tasks back as corpus records (provenance authored)."""
-        try:
-            res = import_labels(file, output, source=source)
-        except (OSError, ValueError) as exc:
-            typer.echo(f"gatecli: {exc}", err=True)
-            raise typer.Exit(2) from None
-        for s in res.skipped:
-            typer.echo(f"skipped task {s['task']}: {s['error']}", err=True)
-        typer.echo(f"{res.records} records ({len(res.skipped)} skipped) -> {output}", err=True)

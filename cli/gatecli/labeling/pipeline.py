@@ -3,18 +3,20 @@
 The main process reads rows (constant memory: readers are generators), cuts them into
 chunks of ``chunk_size`` input rows, and keeps at most two chunks per worker in flight;
 each worker process loads its own :class:`~gatecli.gate.Gate` once (one onnxruntime
-thread) and runs :func:`label_chunk`, which sorts by length into micro-batches and returns
+thread) and runs :func:`~.chunk.label_chunk`, which sorts by length into micro-batches and returns
 the chunk's JSONL text in input order. Chunks are committed as parts in input order by
 :mod:`.store`, which makes the run exactly-once and resumable. Left out: the Ray engine
-(:mod:`.ray_engine`, same :func:`label_chunk`), the CLI (``gatecli.commands.label``).
+(:mod:`.ray_engine`, same label_chunk), the CLI (``gatecli.commands.label``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import json
 import multiprocessing
+import os
 import sys
+import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
@@ -23,11 +25,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gatecli.extras import install_hint
 from gatecli.labeling import review
-from gatecli.labeling.store import PartStore, fingerprint
+from gatecli.labeling.chunk import Item, label_chunk
+from gatecli.labeling.store import PartStore, fingerprint, output_lock
 
-# One input item: (line, record or None, error row or None, file index or None).
-Item = tuple[int, "dict[str, Any] | None", "dict[str, Any] | None", "int | None"]
 ProgressFn = Callable[[int, int], None]
 
 
@@ -39,7 +41,8 @@ class LabelSummary:
     rows: int = 0
     errors: int = 0
     decisions: dict[str, int] = field(default_factory=dict)
-    escalations: int = 0
+    escalations: int = 0  # turns in the ask band (the escalator's rule)
+    escalated: int = 0  # of those, answered by the LLM (0 without one)
     parts: int = 0
     resumed_rows: int = 0
     labeled_rows: int = 0
@@ -50,6 +53,7 @@ class LabelSummary:
     review_queue: str | None = None
     review_tasks: int = 0
     unchanged: bool = False
+    notes: list[str] = field(default_factory=list)  # e.g. why a finished output was relabeled
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,62 +78,52 @@ def iter_items(
                 yield line, rec, None, k if many else None
 
 
-def label_chunk(gate: Any, items: Sequence[Item], review_size: int) -> tuple[str, dict[str, Any]]:
-    """Label one chunk: JSONL text in input order plus its stats (and review candidates).
-
-    Example:
-        >>> items = [(1, {"user_message": "hi"}, None, None)]
-        >>> text, stats = label_chunk(gate, items, 10)  # doctest: +SKIP
-        >>> stats["rows"]  # doctest: +SKIP
-        1
-    """
-    from gatecli.evaluation.metrics import escalates
-
-    margin = float(gate.config.escalation.get("ask_margin", 0.15))
-    records = [it[1] for it in items if it[1] is not None]
-    results = iter(gate.classify_batch(records)) if records else iter(())
-    lines: list[str] = []
-    decisions: Counter[str] = Counter()
-    errors = escalations = 0
-    cands: list[dict[str, Any]] = []
-    for line, rec, err, src in items:
-        if rec is None:
-            row = dict(err or {})
-        else:
-            res = next(results)
-            row = {"id": res.get("id"), "line": line, **res}
-            if "error" not in res:
-                decisions[res["decision"]] += 1
-                escalations += escalates(res["probabilities"], res["decision"], margin)
-                if review_size:
-                    cands.append(review.candidate(rec, res, line, gate.catalog))
-        if src is not None:
-            row["input_file"] = src
-        errors += "error" in row
-        lines.append(json.dumps(row, ensure_ascii=False))
-    stats = {
-        "rows": len(items), "errors": errors, "decisions": dict(decisions),
-        "escalations": escalations, "review": review.top_candidates(cands, review_size),
-    }  # fmt: skip
-    return "".join(s + "\n" for s in lines), stats
-
-
 # --- worker processes ------------------------------------------------------------------
 
 _GATE: Any = None
 _REVIEW_SIZE = 0
+_ESCALATOR: Any = None  # the worker's own escalator (LLM client, budget) or None
 
 
-def _init_worker(model: str | None, batch_size: int, review_size: int) -> None:
-    global _GATE, _REVIEW_SIZE
+def _watch_parent(lifeline: Any) -> None:
+    """End this worker as soon as the labeling process is gone, however it went.
+
+    ``lifeline`` is the read end of a pipe whose only write end the parent holds; the
+    kernel closes it when the parent dies (``kill -9`` included), the read returns EOF
+    and the worker exits. Its exit also lets the forkserver and the resource tracker end.
+    """
+
+    def watch() -> None:
+        with contextlib.suppress(EOFError, OSError):
+            lifeline.recv_bytes()  # the parent never sends: this returns only at EOF
+        os._exit(3)
+
+    threading.Thread(target=watch, name="gatecli-parent-watch", daemon=True).start()
+
+
+def _init_worker(
+    model: str | None,
+    batch_size: int,
+    review_size: int,
+    lifeline: Any = None,
+    llm: dict[str, Any] | None = None,
+) -> None:
+    global _GATE, _REVIEW_SIZE, _ESCALATOR
     from gatecli.gate import Gate
+
+    if lifeline is not None:
+        _watch_parent(lifeline)
 
     _GATE = Gate(model, intra_op_threads=1, batch_size=batch_size)
     _REVIEW_SIZE = review_size
+    if llm is not None:  # same flags as classify; each worker holds its own budget
+        from gatecli.llm.escalate import make_escalator
+
+        _ESCALATOR = make_escalator(_GATE, **llm)
 
 
 def _work(items: list[Item]) -> tuple[str, dict[str, Any]]:
-    return label_chunk(_GATE, items, _REVIEW_SIZE)
+    return label_chunk(_GATE, items, _REVIEW_SIZE, _ESCALATOR)
 
 
 def _chunks(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
@@ -139,19 +133,33 @@ def _chunks(items: Iterator[Item], size: int) -> Iterator[list[Item]]:
 
 def run_local(
     chunks: Iterator[list[Item]], model: str | None, workers: int, batch_size: int,
-    review_size: int,
+    review_size: int, llm: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
-    """Label chunks in ``workers`` processes (in this process for 1); yield in input order."""
+    """Label chunks in ``workers`` processes (in this process for 1); yield in input order.
+
+    ``llm`` (``make_escalator`` keyword arguments) makes each worker escalate ask-band
+    turns as ``classify`` does; ``None`` classifies only (fallback ``not_needed``).
+    """
     if workers <= 1:
-        _init_worker(model, batch_size, review_size)
-        for chunk in chunks:
-            yield _work(chunk)
+        _init_worker(model, batch_size, review_size, None, llm)
+        try:
+            for chunk in chunks:
+                yield _work(chunk)
+        finally:
+            if _ESCALATOR is not None:
+                _ESCALATOR.close()
         return
     method = "forkserver" if sys.platform.startswith("linux") else "spawn"
     ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(
-        workers, mp_context=ctx, initializer=_init_worker, initargs=(model, batch_size, review_size)
-    ) as pool:
+    # Workers watch the read end; only this process holds the write end (see _watch_parent).
+    lifeline, keep_alive = ctx.Pipe(duplex=False)
+    initargs = (model, batch_size, review_size, lifeline, llm)
+    with (
+        keep_alive,
+        ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_init_worker, initargs=initargs
+        ) as pool,
+    ):
         pending: deque[Future[tuple[str, dict[str, Any]]]] = deque()
         for chunk in chunks:
             pending.append(pool.submit(_work, chunk))
@@ -178,10 +186,14 @@ def label(
     chunk_size: int = 2048,
     restart: bool = False,
     progress: ProgressFn | None = None,
+    llm: dict[str, Any] | None = None,
 ) -> LabelSummary:
     """Label every row of ``inputs`` into ``output`` (JSONL or ``.parquet``), exactly once.
 
     Resumes a killed run; returns the stored summary unchanged over a finished output.
+    ``llm`` holds the ``--llm-*`` flags (``make_escalator`` keyword arguments); ask-band
+    turns escalate exactly as in ``classify`` (``None``: no flags, so the environment and
+    config file decide; ``{"no_llm": True}`` keeps every turn local).
 
     Example:
         >>> s = label(["turns.jsonl"], "out.jsonl", workers=2)  # doctest: +SKIP
@@ -189,23 +201,48 @@ def label(
         True
     """
     from gatecli import artifact
-    from gatecli.labeling.writers import write_final
 
     t0 = time.perf_counter()
+    llm = dict(llm or {})
     paths = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     if engine not in ("local", "ray"):
         raise ValueError(f"unknown --engine {engine!r}; use local or ray")
     folder = artifact.load_model_folder(model, verify_hash=False)
-    model_arg = str(folder.path)
-    options = {"format": fmt, "text_column": text_column, "context_column": context_column,
-               "last": last}  # fmt: skip
-    fp = fingerprint(paths, folder.config.model_sha256, options)
+    options: dict[str, Any] = {"format": fmt, "text_column": text_column,
+                               "context_column": context_column, "last": last}  # fmt: skip
+    endpoint = _llm_endpoint(llm)
+    if endpoint is not None:  # parts labeled with and without an LLM must not mix
+        options["llm"] = endpoint
+    fp = fingerprint(paths, folder.digest or folder.config.model_sha256, options)
     output = Path(output)
     if output.suffix.lower() in (".parquet", ".pq"):
         _need_pyarrow()
-    store = PartStore(output, fp).open(restart=restart)
+    with output_lock(output):  # one run per output; a second one stops here, untouched
+        return _label_locked(
+            PartStore(output, fp), paths, folder, t0, restart=restart, fmt=fmt,
+            text_column=text_column, context_column=context_column, last=last, engine=engine,
+            workers=workers, batch_size=batch_size, review_queue=review_queue,
+            review_size=review_size, chunk_size=chunk_size, progress=progress, llm=llm,
+        )  # fmt: skip
+
+
+def _label_locked(
+    store: PartStore, paths: list[str | Path], folder: Any, t0: float, *, restart: bool,
+    fmt: str, text_column: str | None, context_column: str | None, last: bool, engine: str,
+    workers: int, batch_size: int, review_queue: str | Path | None, review_size: int,
+    chunk_size: int, progress: ProgressFn | None, llm: dict[str, Any] | None,
+) -> LabelSummary:  # fmt: skip
+    """The body of :func:`label`, run while this process holds the output's lock."""
+    from gatecli.labeling.writers import write_final
+
+    output, model_arg = store.output, str(folder.path)
+    store.open(restart=restart)
+    for note in store.notes:
+        print(f"gatecli: {note}", file=sys.stderr)
     if store.complete:
-        summary = LabelSummary(**{**store.summary, "unchanged": True, "labeled_rows": 0})
+        summary = LabelSummary(
+            **{**store.summary, "unchanged": True, "labeled_rows": 0, "notes": []}
+        )
         summary.seconds = round(time.perf_counter() - t0, 3)
         if progress:
             progress(summary.rows, summary.errors)
@@ -218,9 +255,9 @@ def label(
     if engine == "ray":
         from gatecli.labeling.ray_engine import run_ray
 
-        results = run_ray(chunks, model_arg, workers, batch_size, review_size)
+        results = run_ray(chunks, model_arg, workers, batch_size, review_size, llm)
     else:
-        results = run_local(chunks, model_arg, workers, batch_size, review_size)
+        results = run_local(chunks, model_arg, workers, batch_size, review_size, llm)
     totals = _Totals.of(store)
     if progress:
         progress(totals.rows, totals.errors)
@@ -232,8 +269,9 @@ def label(
     summary = LabelSummary(
         output=str(output), rows=totals.rows, errors=totals.errors,
         decisions=dict(sorted(totals.decisions.items())), escalations=totals.escalations,
+        escalated=totals.escalated,
         parts=len(store.parts), resumed_rows=done, labeled_rows=totals.rows - done,
-        workers=workers, engine=engine,
+        workers=workers, engine=engine, notes=list(store.notes),
     )  # fmt: skip
     if review_queue is not None:
         labels = {h: list(s.labels) for h, s in folder.config.heads.items()}
@@ -248,11 +286,30 @@ def label(
     return summary
 
 
+def _llm_endpoint(llm: dict[str, Any] | None) -> dict[str, str] | None:
+    """The LLM a run escalates to (for the fingerprint), or None when none is configured.
+
+    Raises ValueError for a bad ``--llm-config`` file before any work starts.
+    """
+    if llm is None or llm.get("no_llm"):
+        return None
+    from gatecli.llm.client import load_config
+
+    cfg, _ = load_config(
+        config_file=llm.get("config_file"), base_url=llm.get("base_url"),
+        model=llm.get("model"), timeout_s=llm.get("timeout_s"),
+        max_concurrency=llm.get("concurrency"),
+    )  # fmt: skip
+    return None if cfg is None else {"base_url": cfg.base_url, "model": cfg.model}
+
+
 def _need_pyarrow() -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise RuntimeError("Parquet output needs pyarrow: pip install 'gatecli[parquet]'") from None
+        raise RuntimeError(
+            f"Parquet output needs pyarrow: {install_hint('parquet', 'pyarrow')}"
+        ) from None
 
 
 def _part_review(store: PartStore, index: int) -> list[dict[str, Any]]:
@@ -265,6 +322,7 @@ class _Totals:
     rows: int = 0
     errors: int = 0
     escalations: int = 0
+    escalated: int = 0
     decisions: Counter[str] = field(default_factory=Counter)
 
     @classmethod
@@ -278,4 +336,5 @@ class _Totals:
         self.rows += int(stats.get("rows", 0))
         self.errors += int(stats.get("errors", 0))
         self.escalations += int(stats.get("escalations", 0))
+        self.escalated += int(stats.get("escalated", 0))
         self.decisions.update(stats.get("decisions", {}))

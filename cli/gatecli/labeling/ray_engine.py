@@ -1,4 +1,4 @@
-"""``--engine ray``: the same :func:`~gatecli.labeling.pipeline.label_chunk` run by Ray Data.
+"""``--engine ray``: the same :func:`~gatecli.labeling.chunk.label_chunk` run by Ray Data.
 
 For clusters. Each window of chunks becomes a Ray Dataset (``from_items``) whose
 ``map_batches`` runs an actor class holding one Gate per actor (``concurrency`` actors,
@@ -17,25 +17,31 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from gatecli.extras import install_hint
+
 WINDOW_CHUNKS_PER_ACTOR = 4
 
 
 class GateActor:
     """A Ray Data callable class: loads the Gate once, labels one chunk per batch."""
 
-    def __init__(self, model: str, batch_size: int, review_size: int) -> None:
+    def __init__(
+        self, model: str, batch_size: int, review_size: int, llm: dict[str, Any] | None = None
+    ) -> None:
         from gatecli.gate import Gate
+        from gatecli.llm.escalate import make_escalator
 
         self.gate = Gate(model, intra_op_threads=1, batch_size=batch_size)
         self.review_size = review_size
+        self.escalator = make_escalator(self.gate, **llm) if llm is not None else None
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
-        from gatecli.labeling.pipeline import label_chunk
+        from gatecli.labeling.chunk import label_chunk
 
         seqs, texts, stats = [], [], []
         for seq, payload in zip(batch["seq"], batch["items"], strict=True):
             items = [tuple(it) for it in json.loads(payload)]
-            text, st = label_chunk(self.gate, items, self.review_size)
+            text, st = label_chunk(self.gate, items, self.review_size, self.escalator)
             seqs.append(int(seq))
             texts.append(text)
             stats.append(json.dumps(st, ensure_ascii=False))
@@ -43,7 +49,12 @@ class GateActor:
 
 
 def run_ray(
-    chunks: Iterator[list[Any]], model: str, workers: int, batch_size: int, review_size: int
+    chunks: Iterator[list[Any]],
+    model: str,
+    workers: int,
+    batch_size: int,
+    review_size: int,
+    llm: dict[str, Any] | None = None,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Yield ``(jsonl_text, stats)`` per chunk, in input order, computed by Ray actors.
 
@@ -56,7 +67,9 @@ def run_ray(
     try:
         import ray
     except ImportError:
-        raise RuntimeError("--engine ray needs Ray: pip install 'gatecli[ray]'") from None
+        raise RuntimeError(
+            "--engine ray needs Ray: " + install_hint("ray", "'ray[data]'")
+        ) from None
     if not ray.is_initialized():
         ray.init(ignore_reinit_error=True, log_to_driver=False)
     window = max(1, workers) * WINDOW_CHUNKS_PER_ACTOR
@@ -73,7 +86,7 @@ def run_ray(
         ds = ray.data.from_items(rows).map_batches(
             GateActor,
             fn_constructor_kwargs={"model": model, "batch_size": batch_size,
-                                   "review_size": review_size},
+                                   "review_size": review_size, "llm": llm},
             batch_size=1,
             concurrency=max(1, workers),
             num_cpus=1,

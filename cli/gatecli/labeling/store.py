@@ -7,11 +7,17 @@ committed parts and skips that many input rows (input order is deterministic), s
 labeled twice or lost. When every part exists the final OUTPUT is assembled into a temp file
 and renamed, the manifest is marked complete, and the part files are deleted. The manifest's
 fingerprint (input paths, sizes, mtimes, model sha256, reading options) refuses to resume
-against changed inputs or another model. Left out: classification (:mod:`.pipeline`).
+against changed inputs or another model. A finished output is trusted only while its size
+and sha256 match the manifest; a truncated or edited one is labeled again, with a note
+saying why. One run at a time per output: :func:`output_lock` takes an exclusive
+``flock`` on ``.OUTPUT.lock`` beside it, and a second run is refused before it touches
+anything. Left out: classification (:mod:`.pipeline`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -23,7 +29,7 @@ from typing import Any
 
 MANIFEST = "manifest.json"
 PART_RE = re.compile(r"^part-(\d{5,})\.jsonl$")
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: the finished output's size and sha256
 
 
 class StoreError(RuntimeError):
@@ -46,6 +52,57 @@ def fingerprint(
             {"path": str(Path(p).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
         )
     return {"inputs": files, "model_sha256": model_sha256, "options": dict(sorted(options.items()))}
+
+
+def lock_path(output: Path) -> Path:
+    """The lock file of a labeling output: ``.NAME.lock`` beside it."""
+    return output.with_name(f".{output.name}.lock")
+
+
+@contextlib.contextmanager
+def output_lock(output: Path) -> Iterator[Path]:
+    """Hold an exclusive lock on ``output`` for one labeling run.
+
+    ``flock`` is released by the kernel when the process ends, however it ends, so a
+    killed run never leaves a stale lock. Raises :class:`StoreError` at once when another
+    run holds it. Without ``fcntl`` (Windows) runs are not locked.
+
+    Example:
+        >>> with output_lock(Path("out.jsonl")):  # doctest: +SKIP
+        ...     pass
+    """
+    path = lock_path(Path(output))
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield path
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(
+                f"{output} is in use by another `gatecli label` run (it holds {path}); "
+                f"wait for that run to finish, or label into another output"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield path
+    finally:
+        os.close(fd)
+
+
+def file_digest(path: Path) -> dict[str, Any]:
+    """``{"size", "sha256"}`` of a file, as the manifest stores the finished output."""
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+            size += len(block)
+    return {"size": size, "sha256": h.hexdigest()}
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -83,6 +140,8 @@ class PartStore:
         self.parts: list[PartInfo] = []
         self.complete = False
         self.summary: dict[str, Any] = {}
+        self.output_digest: dict[str, Any] | None = None
+        self.notes: list[str] = []  # why a finished output is labeled again
 
     # --- state -----------------------------------------------------------------------
 
@@ -112,11 +171,22 @@ class PartStore:
                 f"{self.dir} belongs to other inputs, options or another model; "
                 f"pass --restart to discard it and label from the start"
             )
-        self.complete = bool(manifest.get("complete")) and self.output.exists()
-        self.summary = manifest.get("summary", {})
-        if self.complete:
-            self.parts = [PartInfo(p["index"], p["rows"], p["stats"]) for p in manifest["parts"]]
+        if manifest.get("complete"):
+            problem = self._output_problem(manifest.get("output"))
+            if problem is None:
+                self.complete = True
+                self.summary = manifest.get("summary", {})
+                self.output_digest = manifest.get("output")
+                self.parts = [
+                    PartInfo(p["index"], p["rows"], p["stats"]) for p in manifest["parts"]
+                ]
+                return self
+            # The parts were deleted when the output was assembled: label from the start.
+            self.notes.append(f"{self.output} {problem}; labeling it again from the start")
+            self._remove_after(0)
+            self._write_manifest()
             return self
+        self.summary = manifest.get("summary", {})
         stats = {p["index"]: p["stats"] for p in manifest.get("parts", [])}
         self.parts = []
         for index in range(len(self._part_files())):
@@ -130,6 +200,22 @@ class PartStore:
             )
         self._remove_after(len(self.parts))
         return self
+
+    def _output_problem(self, expected: Any) -> str | None:
+        """Why the finished output cannot be trusted as complete, or None when it can."""
+        if not self.output.is_file():
+            return "is missing"
+        if not isinstance(expected, dict) or "sha256" not in expected:
+            return "has no size and sha256 in its manifest (an older gatecli wrote it)"
+        actual = file_digest(self.output)
+        if actual["size"] != expected.get("size"):
+            return (
+                f"is {actual['size']} bytes but its manifest says {expected.get('size')} "
+                f"(truncated or changed after labeling)"
+            )
+        if actual["sha256"] != expected["sha256"]:
+            return "does not match the sha256 in its manifest (changed after labeling)"
+        return None
 
     def _part_files(self) -> list[Path]:
         return sorted(p for p in self.dir.iterdir() if PART_RE.match(p.name))
@@ -145,16 +231,18 @@ class PartStore:
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise StoreError(f"{path} is unreadable ({exc}); pass --restart") from exc
+        return manifest
 
     def read_stats(self, index: int) -> dict[str, Any] | None:
         path = self.part_path(index, ".stats.json")
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            stats: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return stats
 
     def _write_manifest(self) -> None:
         body = {
@@ -165,6 +253,7 @@ class PartStore:
                 {"index": p.index, "rows": p.rows, "stats": _public(p.stats)} for p in self.parts
             ],
             "summary": self.summary,
+            "output": self.output_digest,
         }
         atomic_write(self.dir / MANIFEST, json.dumps(body, ensure_ascii=False, indent=1).encode())
 
@@ -190,6 +279,7 @@ class PartStore:
         complete, then delete the parts."""
         tmp = self.output.with_name(f".{self.output.name}.tmp-{os.getpid()}")
         write_final(tmp)
+        self.output_digest = file_digest(tmp)
         os.replace(tmp, self.output)
         self.complete = True
         self.summary = summary

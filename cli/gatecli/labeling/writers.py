@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from gatecli.extras import install_hint
+
 SCALARS = {
     "line": "int64", "input_file": "int64", "turn_index": "int64", "lang": "string",
     "decision": "string", "confidence": "float64", "next_action": "string",
@@ -67,7 +69,9 @@ def _write_parquet(store: Any, tmp: Path) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise RuntimeError("Parquet output needs pyarrow: pip install 'gatecli[parquet]'") from None
+        raise RuntimeError(
+            f"Parquet output needs pyarrow: {install_hint('parquet', 'pyarrow')}"
+        ) from None
     schema = parquet_schema()
     with pq.ParquetWriter(str(tmp), schema) as writer:
         batch: list[dict[str, Any]] = []

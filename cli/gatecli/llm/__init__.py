@@ -1,7 +1,8 @@
-"""Escalation of ask-band turns to an optional LLM coach, and the local template coach.
+"""Escalation of ask-band turns to an optional LLM coach.
 
-Modules: ``coach`` (templates, no LLM), ``handoff`` (seed-003 context), ``schema`` (coach
-JSON schema + validator), ``client`` (OpenAI-compatible chat client), ``escalate``
-(``Escalator``, ``attach_escalation``, ``make_escalator``). Nothing is imported here so
-that ``import gatecli.llm.coach`` stays cheap on the classify hot path.
+Modules: ``handoff`` (seed-003 context), ``schema`` (coach JSON schema + validator),
+``client`` (OpenAI-compatible chat client), ``escalate`` (``Escalator``,
+``attach_escalation``, ``make_escalator``). The local template coach that every ``ask``
+gets without an LLM is part of the runtime proper (:mod:`gatecli.coach`). Nothing is
+imported here, so importing one module does not pull in httpx.
 """

@@ -1,13 +1,18 @@
 """A small client for any OpenAI-compatible chat-completions endpoint, built to fail safely.
 
 Ollama, vLLM, the llama.cpp server and OpenAI all speak ``POST {base}/chat/completions``.
-The gate must never wait long or break because of the LLM, so every call has a timeout,
-a few retries with exponential backoff (transport errors, 429 and 5xx only), a circuit
-breaker that stops calling after N consecutive failed calls for a cooldown, a semaphore
-that bounds concurrent requests, and an LRU cache of answers keyed by a hash of the
-request. Failures are raised as :class:`LLMFailure` with a fallback status
-(``error|timeout|invalid|circuit_open``) that the escalator copies into the record.
-Left out: streaming, tool calls, and any judgement of the answer beyond a check function.
+The gate must never wait long or break because of the LLM, so every call has a total
+deadline (``timeout_s`` covers connecting, sending, every byte of the answer and the
+retries; a server that drips one byte at a time cannot stretch it), a few retries with
+exponential backoff on fast transient failures only (a dropped connection, 429, 5xx; never
+after a timeout, which has spent the deadline, nor on a refused connection), a circuit
+breaker that stops calling after N consecutive failed calls or two consecutive timeouts
+for a cooldown, a semaphore that bounds concurrent requests, a cap on the answer's size,
+and an LRU cache of answers keyed by a hash of the request. Failures are raised as
+:class:`LLMFailure` with a fallback status (``error|timeout|invalid|circuit_open``) that
+the escalator copies into the record.
+Left out: streaming answers to the caller, tool calls, and any judgement of the answer
+beyond a check function.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -33,12 +38,17 @@ ENV_CONFIG = "GATECLI_LLM_CONFIG"
 
 
 class LLMFailure(Exception):
-    """A call that produced no usable answer; ``status`` is the record's fallback status."""
+    """A call that produced no usable answer; ``status`` is the record's fallback status.
 
-    def __init__(self, status: str, reason: str) -> None:
+    ``retry`` marks a fast transient failure (dropped connection, 429, 5xx) that another
+    attempt within the deadline may cure.
+    """
+
+    def __init__(self, status: str, reason: str, *, retry: bool = False) -> None:
         super().__init__(f"{status}: {reason}")
         self.status = status
         self.reason = reason
+        self.retry = retry
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,9 @@ class LLMConfig:
     """Where the LLM is and how patiently to call it.
 
     ``api_key`` is read from the environment variable named by ``api_key_env`` (never from
-    a flag, so it does not show in process lists or shell history).
+    a flag, so it does not show in process lists or shell history). ``timeout_s`` is the
+    whole of one call, retries included; ``stage_timeout_s`` is the whole escalation stage
+    of one run (the escalator stops calling when it has passed).
     """
 
     base_url: str
@@ -55,9 +67,12 @@ class LLMConfig:
     timeout_s: float = 20.0
     retries: int = 2
     backoff_s: float = 0.5
-    breaker_failures: int = 5
+    breaker_failures: int = 3
+    breaker_timeouts: int = 2
     breaker_cooldown_s: float = 30.0
+    stage_timeout_s: float = 300.0
     max_concurrency: int = 4
+    max_response_bytes: int = 1_000_000
     cache_size: int = 512
     max_tokens: int = 800
     temperature: float = 0.0
@@ -110,35 +125,49 @@ def load_config(
 
 
 class _Breaker:
-    """Open after ``limit`` consecutive failed calls; one trial call after the cooldown."""
+    """Open after ``limit`` consecutive failed calls, or ``timeout_limit`` consecutive
+    timeouts (a hung endpoint costs a whole deadline per call, so it must trip sooner);
+    one trial call after the cooldown."""
 
-    def __init__(self, limit: int, cooldown_s: float) -> None:
+    def __init__(self, limit: int, cooldown_s: float, timeout_limit: int | None = None) -> None:
         self.limit, self.cooldown_s = max(1, limit), cooldown_s
+        self.timeout_limit = max(1, timeout_limit if timeout_limit is not None else limit)
         self.failures = 0
+        self.timeouts = 0
         self.open_until = 0.0
         self._lock = threading.Lock()
 
+    @property
+    def tripped(self) -> bool:
+        return self.failures >= self.limit or self.timeouts >= self.timeout_limit
+
     def allow(self) -> bool:
         with self._lock:
-            if self.failures < self.limit:
+            if not self.tripped:
                 return True
             if time.monotonic() >= self.open_until:
                 self.open_until = time.monotonic() + self.cooldown_s  # half-open: one trial
                 return True
             return False
 
-    def record(self, ok: bool) -> None:
+    def record(self, ok: bool, *, timeout: bool = False) -> None:
         with self._lock:
             if ok:
-                self.failures = 0
-            else:
-                self.failures += 1
-                if self.failures >= self.limit:
-                    self.open_until = time.monotonic() + self.cooldown_s
+                self.failures = self.timeouts = 0
+                return
+            self.failures += 1
+            self.timeouts = self.timeouts + 1 if timeout else 0
+            if self.tripped:
+                self.open_until = time.monotonic() + self.cooldown_s
 
 
 class ChatClient:
     """Thread-safe JSON chat client; one per run, shared by the escalator's threads.
+
+    Every HTTP exchange runs on its own daemon thread while the caller waits for it at
+    most until the call's deadline: neither a server that never answers nor one that
+    drips its answer can hold the caller longer. An abandoned exchange keeps its
+    concurrency slot until its own socket timeout (the deadline it started with) ends it.
 
     Example:
         >>> client = ChatClient(LLMConfig("http://127.0.0.1:8080/v1", "smollm2"))  # doctest: +SKIP
@@ -148,11 +177,14 @@ class ChatClient:
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.breaker = _Breaker(config.breaker_failures, config.breaker_cooldown_s)
+        self.breaker = _Breaker(
+            config.breaker_failures, config.breaker_cooldown_s, config.breaker_timeouts
+        )
         self._sem = threading.BoundedSemaphore(max(1, config.max_concurrency))
         self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._stripes = [threading.Lock() for _ in range(64)]
+        self._calls_lock = threading.Lock()
         self.calls = 0  # HTTP requests sent (retries included); for tests and stats
         import httpx  # here, not at module level: a run without an LLM never pays for it
 
@@ -168,7 +200,9 @@ class ChatClient:
     def close(self) -> None:
         self._http.close()
 
-    def request_body(self, messages: list[dict[str, str]], schema: Mapping[str, Any]) -> dict:
+    def request_body(
+        self, messages: list[dict[str, str]], schema: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """The chat-completions body; ``json_object`` + ``schema`` is what llama.cpp enforces."""
         return {
             "model": self.config.model,
@@ -183,18 +217,42 @@ class ChatClient:
         messages: list[dict[str, str]],
         schema: Mapping[str, Any],
         check: Callable[[Any], list[str]] | None = None,
+        *,
+        deadline: float | None = None,
     ) -> dict[str, Any]:
-        """One JSON answer that ``check`` accepts, or :class:`LLMFailure`. Cached by request."""
+        """One JSON answer that ``check`` accepts, or :class:`LLMFailure`. Cached by request.
+
+        Returns or raises within ``timeout_s`` of the call, and by ``deadline`` (a
+        ``time.monotonic()`` value, e.g. the end of the escalation stage) when given.
+        """
+        start = time.monotonic()
+        end = start + max(0.0, self.config.timeout_s)
+        if deadline is not None:
+            end = min(end, deadline)
         body = self.request_body(messages, schema)
         key = hashlib.sha256(
             json.dumps([self.config.endpoint, body], sort_keys=True, ensure_ascii=False).encode()
         ).hexdigest()
-        # Identical requests in flight at once wait for the first (a striped lock per key).
-        with self._stripes[int(key[:8], 16) % len(self._stripes)]:
-            return self._cached_or_call(key, body, check)
+        # Identical requests in flight at once wait for the first (a striped lock per key),
+        # but never past their own deadline.
+        stripe = self._stripes[int(key[:8], 16) % len(self._stripes)]
+        if not stripe.acquire(timeout=max(0.0, end - time.monotonic())):
+            raise LLMFailure("timeout", self._no_answer(start, end))
+        try:
+            return self._cached_or_call(key, body, check, start, end)
+        finally:
+            stripe.release()
+
+    def _no_answer(self, start: float, end: float) -> str:
+        return f"no answer from {self.config.endpoint} in {max(0.0, end - start):.3g}s"
 
     def _cached_or_call(
-        self, key: str, body: dict[str, Any], check: Callable[[Any], list[str]] | None
+        self,
+        key: str,
+        body: dict[str, Any],
+        check: Callable[[Any], list[str]] | None,
+        start: float,
+        end: float,
     ) -> dict[str, Any]:
         with self._cache_lock:
             if key in self._cache:
@@ -207,9 +265,9 @@ class ChatClient:
                 f"{self.config.endpoint} for {self.config.breaker_cooldown_s:g}s",
             )
         try:
-            content = self._post_with_retries(body)
-        except LLMFailure:
-            self.breaker.record(False)
+            content = self._post_with_retries(body, start, end)
+        except LLMFailure as exc:
+            self.breaker.record(False, timeout=exc.status == "timeout")
             raise
         self.breaker.record(True)  # the server answered; what it said is judged below
         answer = parse_json(content)
@@ -220,40 +278,96 @@ class ChatClient:
             self._cache[key] = copy.deepcopy(answer)
             while len(self._cache) > self.config.cache_size:
                 self._cache.popitem(last=False)
-        return answer
+        return cast(dict[str, Any], answer)  # check() passed: a coach object
 
-    def _post_with_retries(self, body: dict[str, Any]) -> str:
+    def _post_with_retries(self, body: dict[str, Any], start: float, end: float) -> str:
+        """Retry only fast transient failures, and only while the deadline leaves room."""
+        cfg = self.config
+        last = LLMFailure("timeout", self._no_answer(start, end))
+        for attempt in range(max(0, cfg.retries) + 1):
+            if attempt:
+                pause = cfg.backoff_s * 2 ** (attempt - 1)
+                if time.monotonic() + pause >= end:
+                    break  # no room for another attempt: report the last failure
+                time.sleep(pause)
+            try:
+                status, data = self._exchange(body, start, end)
+            except LLMFailure as exc:
+                if not exc.retry:
+                    raise
+                last = exc
+                continue
+            if status == 429 or status >= 500:
+                last = LLMFailure("error", f"HTTP {status} from {cfg.endpoint}", retry=True)
+                continue
+            if status >= 400:  # a client error does not get better by retrying
+                text = data[:200].decode("utf-8", "replace")
+                raise LLMFailure("error", f"HTTP {status} from {cfg.endpoint}: {text}")
+            return _content(data)
+        raise last
+
+    def _exchange(self, body: dict[str, Any], start: float, end: float) -> tuple[int, bytes]:
+        """One POST and its whole answer by ``end``, else ``LLMFailure("timeout")``."""
+        if not self._sem.acquire(timeout=max(0.0, end - time.monotonic())):
+            raise LLMFailure("timeout", self._no_answer(start, end) + " (no free connection)")
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                box["answer"] = self._send(body, end)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                box["error"] = exc
+            finally:
+                self._sem.release()
+                done.set()
+
+        with self._calls_lock:
+            self.calls += 1
+        threading.Thread(target=work, name="gatecli-llm-call", daemon=True).start()
+        if not done.wait(max(0.0, end - time.monotonic())):
+            raise LLMFailure("timeout", self._no_answer(start, end))
+        if "error" in box:
+            raise self._failure(box["error"], start, end)
+        return cast(tuple[int, bytes], box["answer"])
+
+    def _send(self, body: dict[str, Any], end: float) -> tuple[int, bytes]:
+        """The HTTP exchange itself (on the exchange thread): status and the capped body."""
         import httpx
 
         cfg = self.config
-        last = LLMFailure("error", "no attempt made")
-        for attempt in range(max(0, cfg.retries) + 1):
-            if attempt:
-                time.sleep(cfg.backoff_s * 2 ** (attempt - 1))
-            try:
-                with self._sem:
-                    self.calls += 1
-                    resp = self._http.post(cfg.endpoint, json=body)
-            except httpx.TimeoutException:
-                last = LLMFailure("timeout", f"no answer from {cfg.endpoint} in {cfg.timeout_s:g}s")
-                continue
-            except httpx.HTTPError as exc:
-                last = LLMFailure("error", f"{type(exc).__name__} calling {cfg.endpoint}: {exc}")
-                continue
-            if resp.status_code == 429 or resp.status_code >= 500:
-                last = LLMFailure("error", f"HTTP {resp.status_code} from {cfg.endpoint}")
-                continue
-            if resp.status_code >= 400:  # a client error does not get better by retrying
-                raise LLMFailure(
-                    "error", f"HTTP {resp.status_code} from {cfg.endpoint}: {resp.text[:200]}"
-                )
-            return _content(resp)
-        raise last
+        left = max(0.001, end - time.monotonic())
+        with self._http.stream("POST", cfg.endpoint, json=body, timeout=left) as resp:
+            data = bytearray()
+            for chunk in resp.iter_bytes():
+                data += chunk
+                if len(data) > cfg.max_response_bytes:
+                    raise LLMFailure(
+                        "invalid", f"answer from {cfg.endpoint} over {cfg.max_response_bytes} bytes"
+                    )
+                if time.monotonic() >= end:
+                    raise httpx.ReadTimeout("deadline passed while reading the answer")
+            return resp.status_code, bytes(data)
+
+    def _failure(self, exc: BaseException, start: float, end: float) -> LLMFailure:
+        """The fallback status for what went wrong on the exchange thread."""
+        import httpx
+
+        endpoint = self.config.endpoint
+        if isinstance(exc, LLMFailure):
+            return exc
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMFailure("timeout", self._no_answer(start, end))
+        if isinstance(exc, httpx.ConnectError):  # nothing listening: retrying will not help
+            return LLMFailure("error", f"ConnectError calling {endpoint}: {exc}")
+        why = f"{type(exc).__name__} calling {endpoint}: {exc}"
+        # a dropped or broken connection is worth another attempt; anything else is not
+        return LLMFailure("error", why, retry=isinstance(exc, httpx.TransportError))
 
 
-def _content(resp: Any) -> str:
+def _content(data: bytes) -> str:
     try:
-        content = resp.json()["choices"][0]["message"]["content"]
+        content = json.loads(data)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise LLMFailure("invalid", f"not a chat-completions response ({exc!r})") from exc
     if not isinstance(content, str):

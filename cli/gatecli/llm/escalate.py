@@ -8,6 +8,10 @@ band, or safety/refuse, which never leave the machine), ``not_configured``,
 (then ``coach`` holds the LLM's fields and ``source`` is ``llm``).
 The budget is a share of the turns seen so far in this run: turn n may escalate while
 fewer than ``ceil(max_share * n)`` have, so a single-turn run can still escalate once.
+Earlier turns that the gate classifies as safety or refuse are withheld from the handoff
+(``fallback.redacted_turns`` counts them), and the stage as a whole has a deadline
+(``stage_timeout_s`` of the LLM config, from the first call of the run): once it has
+passed, in-band turns get ``timeout`` without a call.
 """
 
 from __future__ import annotations
@@ -21,13 +25,20 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from gatecli.llm.client import LLMFailure, load_config
-from gatecli.llm.handoff import TokenCounter, build_handoff
+from gatecli.llm.handoff import (
+    GateScreen,
+    Screen,
+    TokenCounter,
+    build_handoff,
+    correlation_id,
+    screen_context,
+)
 from gatecli.llm.schema import coach_schema, validate
+from gatecli.records import ASK_MARGIN, MAX_SHARE, in_ask_band
 
 if TYPE_CHECKING:
     from gatecli.llm.client import ChatClient
 
-NEVER_ESCALATE = ("safety", "refuse")
 DECISION_KEYS = ("decision", "final_decision", "next_action", "gate_validation", "events")
 
 SYSTEM_PROMPT = """You are the coach step of a request gate in front of an assistant.
@@ -86,11 +97,12 @@ class Escalator:
         self,
         client: ChatClient | None,
         *,
-        ask_margin: float = 0.15,
-        max_share: float = 0.2,
+        ask_margin: float = ASK_MARGIN,
+        max_share: float = MAX_SHARE,
         concurrency: int = 4,
         count_tokens: TokenCounter | None = None,
         unconfigured_reason: str = "no LLM configured",
+        screen: Screen | None = None,
     ) -> None:
         self.client = client
         self.ask_margin = float(ask_margin)
@@ -98,6 +110,9 @@ class Escalator:
         self.concurrency = max(1, int(concurrency))
         self.count_tokens = count_tokens
         self.unconfigured_reason = unconfigured_reason
+        # Flags earlier turns that must stay local; None withholds every earlier turn.
+        self.screen = screen
+        self._stage_end: float | None = None
         self.seen = 0
         self.used = 0
         self._lock = threading.Lock()
@@ -108,18 +123,9 @@ class Escalator:
             self.client.close()
 
     def in_band(self, result: Mapping[str, Any]) -> tuple[bool, str]:
-        """Whether a result is in the ask band, and why (or why not)."""
-        decision = result.get("decision")
-        probs: Mapping[str, float] = result.get("probabilities") or {}
-        top = max(probs, key=lambda k: probs[k]) if probs else decision
-        if decision in NEVER_ESCALATE or top in NEVER_ESCALATE:
-            return False, f"{decision if decision in NEVER_ESCALATE else top} stays local"
-        p_ask, p_top = float(probs.get("ask", 0.0)), float(probs.get(top, 0.0))
-        if decision == "ask" or top == "ask":
-            return True, f"ask band: decision {decision}, p(ask)={p_ask:.2f}"
-        if p_ask >= p_top - self.ask_margin:
-            return True, f"ask band: p(ask)={p_ask:.2f} within {self.ask_margin:g} of {top}"
-        return False, f"outside the ask band (p(ask)={p_ask:.2f}, {top}={p_top:.2f})"
+        """Whether a result is in the ask band, and why (the one rule: records.in_ask_band)."""
+        probs = result.get("probabilities") or {}
+        return in_ask_band(result.get("decision"), probs, self.ask_margin)
 
     def _take_budget(self, new_turns: int = 0) -> bool:
         with self._lock:
@@ -164,39 +170,54 @@ class Escalator:
             out["fallback"] = fallback
             return out
         assert self.client is not None
+        kept, withheld = screen_context(record.get("conversation_context"), self.screen)
         handoff = build_handoff(
-            record,
+            {**record, "conversation_context": kept, "correlation_id": correlation_id(record)},
             result,
             reason=f"escalation: {why}",
             count_tokens=self.count_tokens,
             target_agent=f"llm-coach:{self.client.config.model}",
         )
-        t0 = time.perf_counter()
-        try:
-            coach = self.client.complete_json(build_messages(handoff), coach_schema(), check_answer)
-        except LLMFailure as exc:
+        common = {"correlation_id": handoff["correlation_id"], "redacted_turns": withheld}
+        deadline = self._stage_deadline()
+        if time.monotonic() >= deadline:
             out["fallback"] = {
-                "status": exc.status,
-                "reason": exc.reason,
-                "correlation_id": handoff["correlation_id"],
+                "status": "timeout",
+                "reason": f"escalation stage deadline ({self.client.config.stage_timeout_s:g}s "
+                "for this run) has passed; not calling",
+                **common,
             }
             return out
+        t0 = time.perf_counter()
+        try:
+            coach = self.client.complete_json(
+                build_messages(handoff), coach_schema(), check_answer, deadline=deadline
+            )
+        except LLMFailure as exc:
+            out["fallback"] = {"status": exc.status, "reason": exc.reason, **common}
+            return out
         except Exception as exc:  # noqa: BLE001 - a run never fails because of the LLM
-            out["fallback"] = {
-                "status": "error",
-                "reason": f"{type(exc).__name__}: {exc}",
-                "correlation_id": handoff["correlation_id"],
-            }
+            why_not = f"{type(exc).__name__}: {exc}"
+            out["fallback"] = {"status": "error", "reason": why_not, **common}
             return out
         out["coach"] = coach
         out["source"] = "llm"
         out["fallback"] = {
             "status": "ok",
             "reason": why,
-            "correlation_id": handoff["correlation_id"],
+            **common,
             "llm_ms": round((time.perf_counter() - t0) * 1000.0, 1),
         }
         return out
+
+    def _stage_deadline(self) -> float:
+        """When the escalation stage of this run must end (``time.monotonic()``): the first
+        call starts the clock, ``stage_timeout_s`` of the LLM config bounds it."""
+        assert self.client is not None
+        with self._lock:
+            if self._stage_end is None:
+                self._stage_end = time.monotonic() + float(self.client.config.stage_timeout_s)
+            return self._stage_end
 
     def run(
         self, records: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any]]
@@ -270,14 +291,16 @@ def make_escalator(
         (True, 'LLM disabled (--no-llm)')
     """
     defaults: dict[str, Any] = dict(getattr(getattr(gate, "config", None), "escalation", {}) or {})
-    margin = ask_margin if ask_margin is not None else defaults.get("ask_margin", 0.15)
-    share = budget if budget is not None else defaults.get("max_share", 0.2)
+    margin = ask_margin if ask_margin is not None else defaults.get("ask_margin", ASK_MARGIN)
+    share = budget if budget is not None else defaults.get("max_share", MAX_SHARE)
     # The handoff is counted with the LLM's tokenizer when the caller has one; the gate's
     # own tokenizer is not the LLM's, so the conservative estimate is the default.
     common: dict[str, Any] = {
         "ask_margin": margin,
         "max_share": share,
         "count_tokens": count_tokens,
+        # earlier turns are screened by the same gate: safety/refuse ones stay local
+        "screen": GateScreen(gate.classify_batch) if hasattr(gate, "classify_batch") else None,
     }
     if no_llm:
         return Escalator(None, unconfigured_reason="LLM disabled (--no-llm)", **common)

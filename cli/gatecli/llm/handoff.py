@@ -6,6 +6,9 @@ far; when it is too long the oldest earlier turns go first, then the latest mess
 shortened, because the newest text matters most to a clarifying question. The
 ``correlation_id`` is derived from the record (or taken from it) rather than random, so
 identical turns give identical requests and the client's cache can answer them.
+Earlier turns pass :func:`screen_context` first: a turn the local gate classifies as
+``safety`` or ``refuse`` (and the assistant's answer to it) never leaves the machine, as a
+turn or as context; the record counts them in ``fallback.redacted_turns``.
 Left out: summarisation by an LLM (the seed's ``summarize_conversation``); earlier turns
 are kept verbatim, oldest dropped first.
 """
@@ -14,9 +17,13 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from gatecli.records import NEVER_ESCALATE
 
 MAX_TOKENS = 2000
 SOURCE_AGENT = "gatecli"
@@ -24,6 +31,9 @@ TARGET_AGENT = "llm-coach"
 _NS = uuid.UUID("6f1c1d0e-6a53-4b0e-9a55-3c0f2b1e9d11")
 
 TokenCounter = Callable[[str], int]
+# Screen: for each text, True when it must not leave the machine.
+Screen = Callable[[list[str]], list[bool]]
+ROLES = ("user", "assistant", "system", "tool")
 
 
 def estimate_tokens(text: str) -> int:
@@ -53,6 +63,107 @@ def _turns(context: Any) -> list[str]:
                 out.append(m)
         return out
     return []
+
+
+def _role_and_text(turn: str) -> tuple[str, str]:
+    """``("user", "hi")`` for ``"user: hi"``; a line without a known role is a user turn."""
+    role, sep, text = turn.partition(":")
+    if sep and role.strip().lower() in ROLES:
+        return role.strip().lower(), text.strip()
+    return "user", turn.strip()
+
+
+def screen_context(
+    context: Any, screen: Screen | None, *, max_tokens: int = MAX_TOKENS
+) -> tuple[list[str], int]:
+    """The earlier turns that may be sent (``role: text`` lines), and how many were withheld.
+
+    A turn is withheld when ``screen`` flags it (the gate classifies it ``safety`` or
+    ``refuse``), and so is every assistant turn that answers a withheld user turn (it
+    speaks about the same content). Without a screen, or when the screen fails, every
+    earlier turn is withheld: nothing unchecked leaves the machine. Only the newest turns
+    that can fit a handoff are screened; older ones would be trimmed anyway and are
+    dropped without counting as withheld.
+
+    Example:
+        >>> screen_context("user: I want to end it\\nassistant: please call someone\\n"
+        ...     "user: remind me", lambda texts: ["end it" in t for t in texts])
+        (['user: remind me'], 2)
+    """
+    turns = _turns(context)
+    budget, start = max_tokens, len(turns)
+    while start > 0 and budget >= 0:
+        budget -= estimate_tokens(turns[start - 1])
+        start -= 1
+    turns = turns[start:]
+    if not turns:
+        return [], 0
+    parsed = [_role_and_text(t) for t in turns]
+    try:
+        flags = list(screen([text for _, text in parsed])) if screen is not None else []
+    except Exception:  # noqa: BLE001 - a failed screen withholds everything
+        flags = []
+    if len(flags) != len(turns):
+        return [], len(turns)
+    kept: list[str] = []
+    withheld, answering_withheld = 0, False
+    for turn, (role, _), risky in zip(turns, parsed, flags, strict=True):
+        if role == "assistant":
+            risky = risky or answering_withheld
+        else:
+            answering_withheld = bool(risky)
+        if risky:
+            withheld += 1
+        else:
+            kept.append(turn)
+    return kept, withheld
+
+
+class GateScreen:
+    """A :data:`Screen` backed by the local gate: a text is flagged when the gate's decision
+    or top label for it alone is ``safety`` or ``refuse``, or when it cannot be classified.
+
+    Answers are cached (a chat's earlier turns recur in every later turn's context) and
+    the screen may be called from the escalator's threads.
+
+    Example:
+        >>> screen = GateScreen(gate.classify_batch)  # doctest: +SKIP
+        >>> screen(["how do I make a pipe bomb", "play jazz"])  # doctest: +SKIP
+        [True, False]
+    """
+
+    def __init__(
+        self,
+        classify_batch: Callable[[list[dict[str, Any]]], Sequence[Mapping[str, Any]]],
+        cache_size: int = 4096,
+    ) -> None:
+        self._classify = classify_batch
+        self._cache: OrderedDict[str, bool] = OrderedDict()
+        self._size = cache_size
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def risky(result: Mapping[str, Any]) -> bool:
+        if "error" in result:
+            return True
+        probs: Mapping[str, float] = result.get("probabilities") or {}
+        top = max(probs, key=lambda k: probs[k]) if probs else None
+        return result.get("decision") in NEVER_ESCALATE or top in NEVER_ESCALATE
+
+    def __call__(self, texts: list[str]) -> list[bool]:
+        with self._lock:
+            todo = sorted({t for t in texts if t.strip() and t not in self._cache})
+        if todo:
+            results = self._classify([{"user_message": t} for t in todo])
+            if len(results) != len(todo):
+                raise RuntimeError("the gate returned a result count that does not match")
+            with self._lock:
+                for text, res in zip(todo, results, strict=True):
+                    self._cache[text] = self.risky(res)
+                while len(self._cache) > self._size:
+                    self._cache.popitem(last=False)
+        with self._lock:
+            return [bool(self._cache.get(t, True)) if t.strip() else False for t in texts]
 
 
 def correlation_id(record: Mapping[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""The coach JSON schema (a data file) and a small validator for the subset it uses.
+"""The coach JSON schema (``assets/coach_schema.json``) and a validator for its subset.
 
 The runtime may not depend on ``jsonschema``; the schema only needs ``type`` (one or a
 list), ``enum``, ``required``, ``properties``, ``additionalProperties: false``, ``items``,
@@ -35,8 +35,8 @@ def coach_schema() -> dict[str, Any]:
         >>> sorted(coach_schema()["required"])[:2]
         ['default_path', 'execution_brief']
     """
-    text = resources.files("gatecli.llm").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    schema = json.loads(text)
+    text = (resources.files("gatecli") / "assets" / SCHEMA_FILE).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
     schema.pop("$comment", None)
     return schema
 

@@ -3,7 +3,7 @@
 ``ask`` is only useful with a question, and most deployments will run without an LLM,
 so the question is built here deterministically from what the model predicted (the
 missing slots, the top event score) and the language of the user's message. All texts
-live in ``coach_templates.yaml``; this module only chooses among them. Left out: any
+live in ``assets/coach_templates.yaml``; this module only chooses among them. Left out: any
 generation; a template that does not fit is replaced by the generic one, never invented.
 """
 
@@ -22,24 +22,25 @@ TEMPLATES_FILE = "coach_templates.yaml"
 @lru_cache(maxsize=1)
 def templates() -> dict[str, Any]:
     """The parsed template file shipped as package data."""
-    text = resources.files("gatecli.llm").joinpath(TEMPLATES_FILE).read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    text = (resources.files("gatecli") / "assets" / TEMPLATES_FILE).read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
 
 
 def _language(lang: str | None, tpl: Mapping[str, Any]) -> str:
-    return lang if lang in tpl["languages"] else tpl["default_language"]
+    return str(lang) if lang in tpl["languages"] else str(tpl["default_language"])
 
 
 def _hint_event(result: Mapping[str, Any], tpl: Mapping[str, Any]) -> str | None:
     """The task the turn is about: an emitted event, else a strong enough event score."""
     for event in result.get("events") or []:
         if event in tpl["events"]:
-            return event
+            return str(event)
     floor = float(tpl.get("event_hint_min_score", 0.2))
     scores = result.get("event_scores") or {}
     for event, score in sorted(scores.items(), key=lambda kv: -kv[1]):
         if score >= floor and event in tpl["events"]:
-            return event
+            return str(event)
     return None
 
 

@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gatecli.records import DECISIONS
+
 SEVERITIES = ("pass", "warn", "route", "ask", "block")  # merge order, lowest first (seed 002 §5)
 RULE_TYPES = (
     "capability_gate", "scenario_gate", "business_guard", "payload_validation", "execution_gate",
 )  # fmt: skip
-DECISIONS = ("execute", "ask", "connect", "refuse", "safety")
 # Spec §2.1: which turn decisions a gate severity may produce, and their next_action.
 DECISIONS_FOR = {
     "pass": ("execute",), "warn": ("execute",), "ask": ("ask",),
@@ -44,12 +45,20 @@ class PolicyError(ValueError):
 
 
 class Facts(Protocol):
-    """What a condition can look at (implemented by the engine's per-turn state)."""
+    """What a condition can look at (implemented by the engine's per-turn state).
 
-    decision: str
-    tags: Sequence[str]
-    events: Sequence[str]
-    slots: Sequence[str]
+    Read-only properties, so that any object whose attributes hold these values (the
+    engine's mutable lists, a test's namespace) satisfies the protocol.
+    """
+
+    @property
+    def decision(self) -> str: ...
+    @property
+    def tags(self) -> Sequence[str]: ...
+    @property
+    def events(self) -> Sequence[str]: ...
+    @property
+    def slots(self) -> Sequence[str]: ...
 
     def unconnected(self) -> list[str]: ...
     def missing_required(self) -> list[str]: ...

@@ -1,0 +1,79 @@
+"""Recipes (``extends``, validation on load) and the export's per-head parity check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gatecli_train.config import ExportConfig, load_recipe
+
+CONFIGS = Path(__file__).resolve().parent.parent / "train" / "gatecli_train" / "configs"
+
+
+def test_recipes_state_only_what_they_change() -> None:
+    small = load_recipe(CONFIGS / "gate-small.toml")
+    distilled = load_recipe(CONFIGS / "gate-small-distilled.toml")
+    mini = load_recipe(CONFIGS / "gate-mini-distilled.toml")
+    teacher = load_recipe(CONFIGS / "gate-teacher.toml")
+    assert (distilled.train.epochs, distilled.export.version) == (2.0, "1.1.0")
+    assert distilled.model == small.model and distilled.calibration == small.calibration
+    assert distilled.train.decision_class_weights == {"safety": 2.0, "refuse": 1.5}
+    assert mini.model.keep_layers == (0, 5, 11) and mini.distill == distilled.distill
+    assert (mini.export.name, mini.train.epochs) == ("gate-mini", 1.5)
+    assert teacher.model.keep_layers == () and teacher.export.quantize is False
+    assert teacher.data == small.data
+
+
+def test_extends_merges_tables_and_refuses_loops(tmp_path: Path) -> None:
+    (tmp_path / "base.toml").write_text('[train]\nepochs = 3\nlr_heads = 0.01\n'
+                                        '[train.head_weights]\ndecision = 2.0\n')  # fmt: skip
+    (tmp_path / "child.toml").write_text('extends = "base.toml"\n[train]\nepochs = 1\n')
+    r = load_recipe(tmp_path / "child.toml", ["train.max_steps=7"])
+    assert (r.train.epochs, r.train.lr_heads, r.train.max_steps) == (1, 0.01, 7)
+    assert r.train.head_weights == {"decision": 2.0}
+    (tmp_path / "a.toml").write_text('extends = "b.toml"\n')
+    (tmp_path / "b.toml").write_text('extends = "a.toml"\n')
+    with pytest.raises(ValueError, match="loops"):
+        load_recipe(tmp_path / "a.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('[export]\nquantization = "int3"\n', r"\[export\] quantization must be one of"),
+        ("[distill]\nalpha = 1.5\n", r"\[distill\] alpha must be in \[0, 1\]"),
+        ('[train]\nepochs = "two"\n', r"\[train\] epochs must be float"),
+        ("[model]\nkeep_layer = [1]\n", r"unknown keys in \[model\]"),
+        ("[modle]\n", "unknown sections"),
+    ],
+)
+def test_bad_values_fail_at_load(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "r.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        load_recipe(path)
+
+
+def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from gatecli_train import export, tokenizer
+    from gatecli_train.model import GateModel, head_defs_from_catalog, tiny_encoder
+    from gatecli_train.tiny import TEXTS
+
+    parity = json.loads((tiny_model_dir / "gatecli.json").read_text())["extra"]["parity"]
+    heads = parity["heads"]
+    assert set(heads) == {"decision", "events", "scenario_tags", "missing_slots"}
+    assert all(h["output"] == f"{n}_logits" and h["fp32_max_abs_diff"] <= 1e-4
+               for n, h in heads.items())  # fmt: skip
+    assert heads["decision"]["shape"] == [40, 5]
+    import yaml
+
+    tok = tokenizer.train_small(TEXTS, vocab_size=300)
+    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    model = GateModel(tiny_encoder(tok.get_vocab_size()), head_defs_from_catalog(catalog))
+    strict = ExportConfig(name="t", quantize=False, max_abs_diff=1e-30)
+    with pytest.raises(export.ParityError) as err:
+        export.write_model_folder(tmp_path / "m", model, tok, strict, max_length=64,
+                                  parity_texts=TEXTS[:8])  # fmt: skip
+    assert "decision:" in str(err.value) and "missing_slots:" in str(err.value)
