@@ -16,10 +16,14 @@ from typing import Any
 
 from gatecli_train.corpus import (
     augment,
+    context,
     dialogue,
     eval_suites,
     home_assistant,
     intents,
+    multiwoz_zh,
+    ordinary,
+    risk_context,
     tools_variation,
     xsid,
 )
@@ -43,6 +47,7 @@ def loaders() -> dict[str, Callable[[Path], list[dict[str, Any]]]]:
         "home_assistant_intents": home_assistant.load_templates,
         "sgd_subset": dialogue.load_sgd,
         "crosswoz": dialogue.load_crosswoz,
+        "multiwoz_zh": multiwoz_zh.load_val,  # issue 12: zh slot-filling answers, closings
         "advbench": S.load_advbench,
         "harmbench": S.load_harmbench_val,
         "multijail": S.load_multijail,
@@ -51,6 +56,7 @@ def loaders() -> dict[str, Callable[[Path], list[dict[str, Any]]]]:
         "qulac": S.load_qulac,
         "banking77": S.load_banking77,
         "nlupp": S.load_nlupp,
+        **ordinary.loaders(),  # issue 13: ordinary zh/fr questions and small talk
     }
 
 
@@ -127,7 +133,11 @@ def build(
     dropped_eval = before - len(records)
     records, dropped_dup = dedup(records)
     assign_splits(records)
-    aug = augment.augment(records) + tools_variation.vary(records)
+    # issue 13: the eval-only risk_in_context suite wraps held-out (dev/test) risk turns.
+    evals["risk_in_context"] = risk_context.eval_suite(records)
+    eval_msgs |= {normalise(r["input"]["user_message"]) for r in evals["risk_in_context"]}
+    aug = augment.augment(records) + tools_variation.vary(records) + risk_context.vary(records)
+    aug += context.augment(records)  # issue 12: account spellings, slot answers, risk in turns
     msg_split = {normalise(r["input"]["user_message"]): r["split"] for r in records}
     aug = [
         a
@@ -137,6 +147,9 @@ def build(
     ]
     aug, _ = dedup(aug)
     records += aug
+    later = eval_suites.after_split(raw, records, seed_file)  # issue 12: invariance, context
+    evals |= {k: sorted(v, key=lambda r: r["id"])[:limit_per_source] if limit_per_source else v
+              for k, v in later.items()}  # fmt: skip
     bad = [
         (r["id"], e) for r in records + [x for v in evals.values() for x in v] for e in validate(r)
     ]

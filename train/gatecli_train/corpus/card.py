@@ -65,16 +65,16 @@ def write_card(
         ]
     train = corpus["train"]
     for head in ("events", "scenario_tags", "missing_slots"):
-        c: Counter = Counter()
+        per_label: Counter[str] = Counter()
         for r in train:
             val = r["labels"][head]
             if val is None:
-                c["(masked)"] += 1
+                per_label["(masked)"] += 1
             elif not val:
-                c["(none)"] += 1
+                per_label["(none)"] += 1
             for v in val or []:
-                c[v] += 1
-        out += [f"## train: {head}", "", *_table(c, (head, "n")), ""]
+                per_label[v] += 1
+        out += [f"## train: {head}", "", *_table(per_label, (head, "n")), ""]
     ec = Counter((k, r["labels"]["decision"] or "(masked)") for k, v in evals.items() for r in v)
     out += ["## Eval suites (split eval_only)", "", *_table(ec, ("suite", "decision", "n")), ""]
     text = TEXT

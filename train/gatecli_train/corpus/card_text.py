@@ -102,13 +102,68 @@ maps), `safety_sets.py`, `eval_suites.py`.
   intent (Find*/Search*/GetWeather/LookupSong -> knowledge.web.search, PlaySong/PlayMovie ->
   media.play, AddAlarm -> alarm.set, GetAlarms -> alarm.manage, AddEvent/GetEvents ->
   calendar.*, GetRide/bus/flight/train tickets -> transport.book; restaurant/hotel/appointment/
-  car bookings -> `[]`) only on the turn that states the intent (INFORM_INTENT), else masked.
-  Banking services skipped. Up to 4 earlier turns are `conversation_context`; a dialogue is one
-  group. Scenario tags masked.
+  car bookings -> `[]`) only on the turn that states the intent (INFORM_INTENT) and on an
+  *answer* (issue 12: the previous system turn REQUESTed a slot that this turn INFORMs, and the
+  system goes on to OFFER/CONFIRM/INFORM: "Four in the evening" after "What time ...?" ->
+  alarm.set), else masked. Answers are a third seeded bucket (1,000; those still followed by a
+  REQUEST are ask as above). Closings (issue 12, 300 seeded, <= 3 per text): user acts only
+  THANK_YOU/GOODBYE/NEGATE -> execute, chitchat; GOODBYE, or NEGATE before the system's
+  GOODBYE ("No, that's all. Thanks.") -> session.terminate; a thanks answered by REQ_MORE ->
+  `[]`; a thanks answered by GOODBYE -> events masked; grouped by their text. Banking services
+  skipped. Up to 4 earlier turns are `conversation_context`; a dialogue is one group. Scenario
+  tags masked. A hashed fifth of the *test*-file dialogues is never read for training (the
+  `context` suite reads them).
 - **CrossWOZ** (val + test, 4,000 seeded): its system never issues a Request act (0 in val), so
   no ask labels come from it; user task turns -> execute with knowledge.web.search (attraction,
   restaurant, hotel, metro) or transport.book (taxi); General-only turns -> chitchat, `bye` ->
-  session.terminate. Tags masked on task turns.
+  session.terminate, grouped by their text (so "谢谢" does not fuse dialogues into one split).
+  Tags masked on task turns. A hashed fifth of the test dialogues is never read for training
+  (the `context` suite reads them). CrossWOZ has no system Request (0 in val or test), so its
+  slot-filling answers come from MultiWOZ-zh instead.
+- **MultiWOZ-zh** (issue 12; `multiwoz_zh.py`; `val`, with the 250 `human_val` dialogues'
+  corrected wording; `test` is eval only): *answers*: the user turn after a system
+  `<domain>-请求` (not `常规-更多请求`) that informs a slot -> ask with the slots the next system
+  turn requests (出发时间/到达时间/日期/时间 -> time, 出发地/目的地/区域 -> place,
+  人数/停留天数/价格 -> amount, 食物/类型 -> item, 名称 -> target, others -> masked), unless that
+  turn reports no result or no booking (the request was complete and failed) -> execute;
+  next system turn
+  informs/recommends/books -> execute with 景点/餐厅/旅馆/医院/警察 -> knowledge.web.search
+  (booked hotel/restaurant -> `[]`), 列车 -> knowledge.web.search (booked -> transport.book),
+  出租车 -> transport.book, several domains -> masked (800 seeded). *Closings*: user acts only
+  常规-谢谢/再见/问好, or no act with a closing cue; 再见, or a cue (没有其他/没别的/就这样/就这些/
+  我需要的/不用了/…) before the system's goodbye -> session.terminate; 问好, or a thanks without a
+  cue answered by "anything else?" -> `[]`; otherwise masked and not used (250 seeded, <= 3 per
+  text, grouped by text). Tags masked on answers, chitchat on closings. Machine-translated
+  wording is sometimes stiff; labels come from the dialogue acts.
+- **Context data (issue 12; `context.py`, word lists in `context_text.py`)**, built after
+  splitting (each record keeps its source's split and group; a record whose message already
+  sits in another split, or that uses a turn quoted in issue 12, is dropped):
+  *account spellings* (~2,000, seeded, round-robin over language x decision and over kind):
+  records with accounts, or `connect` turns whose events need a system, with one account
+  rewritten as the catalog system name (`calendar`), another alias or display form of the
+  same single system (`Google Calendar`, `飞书日历`, `QQ邮箱`, `Agenda Google`), a re-cased
+  spelling (`GOOGLE_CALENDAR`), 1-3 unrelated accounts added (`Slack`, `支付宝`, `Lydia`), or
+  for `connect` an account of another system (`gmail` for a calendar request); labels
+  unchanged, and each variant is checked against the catalog: what the label depends on must
+  stay connected (execute) or unconnected (connect). *Slot answers* (~210): an authored ask pair
+  (`ask.*.jsonl`: a request lacking one slot + its twin with it) becomes the request, an
+  assistant question for that slot ("How long?" for a timer, "Je l'envoie à qui ?"), and the
+  slot phrase alone ("for 6:40 tomorrow", "à 20h45", "去上海虹桥") -> the twin's labels +
+  follow_up. *Risk across turns* (60 per language and kind in train, fewer in dev/test):
+  an authored safety turn after a benign exchange from the authored follow-ups -> safety
+  (unchanged); an authored plain thanks after a safety turn and an assistant's referral ->
+  execute, events `[]`, tags masked (judged on the later turn).
+- **Authored context turns (issue 12; `data/authored/followups.*.jsonl`,
+  `closings.*.jsonl`)**: 487 hand-written turns, all with earlier turns (en 175, zh 143, fr
+  169; fr 35%). Follow-ups that only make sense with the earlier turn ("a bit louder",
+  "skip this track", "and this weekend?", "大声点", "那明天呢", "plus fort", "et à Rennes ?") ->
+  the event the context implies, tag follow_up (+ private_data for account events, each such
+  turn also without the account -> connect); follow-ups that need no event (rephrase,
+  translate, "why?") -> `[]`; slot answers ("quarter to seven", "六点二十", "sept heures moins le
+  quart") -> execute + event, or ask when the answer still lacks the slot. Closings after all
+  kinds of earlier turns, including health and grief questions: plain thanks/acknowledgements
+  and greetings -> execute `[]`, chitchat; explicit goodbyes, "that's all", "ce sera tout",
+  "bonne soirée", "没别的事了" -> session.terminate; never safety.
 - **Safety and other sets**: AdvBench harmful_behaviors -> refuse (events `[]`, tags masked,
   slots `[]`); HarmBench val standard+copyright behaviours -> refuse (contextual ones need the
   context passage: not used; test split -> eval); MultiJail en+zh -> refuse, self-harm-tagged
@@ -119,6 +174,66 @@ maps), `safety_sets.py`, `eval_suites.py`.
   from train) -> connect, private_data, events `[]`; NLU++ banking `why` sentences -> connect,
   private_data (hard negatives for ads_diagnosis_intent: not an ads context); NLU++ hotels not
   used.
+- **Ordinary questions and small talk (issue 13; `ordinary*.py`)**: every turn -> execute.
+  Each source is cut by a hash of its group (conversation, passage, article, question,
+  dialogue) into a held-out part (eval suites `ordinary_zh`/`ordinary_fr`) and a pool, from
+  which a seeded sample enters the corpus (zh 2,465, fr 2,200 turns; a pool text that also
+  occurs on the held-out side is left out). OpenAssistant oasst1 zh (LLaMA-Factory packaging):
+  every distinct user turn with up to 4 earlier turns as context, non-Chinese turns and turns
+  over 400 characters left out; thanks alone -> events `[]`; tags, slots masked (515 turns).
+  CMRC 2018 (dev + trial): only questions that name their article's title (stand-alone
+  encyclopedia questions; "现任总裁兼首席执行长还兼任什么职位？" is left out), missing_slots `[]`,
+  events masked (650). Chinese medical QA (GB18030 CSV): the patient `title` (slots `[]`) and
+  the `ask` description when 15-120 characters (slots masked); doctors' answers not used;
+  sensitive-benign health questions -> execute (650). PIAF: questions that name the article
+  or carry a proper noun or a year and do not open on a bare pronoun or point at "ce/cette/ces"
+  (slots `[]` only when the title is named) (1,100). XPersona fr/zh: first speaker's turns of
+  the valid file (the test file feeds the suites), half of the later turns with up to 4 earlier
+  turns as context; events `[]` (small talk between people), explicit goodbye (au revoir, bye,
+  再见, 拜拜, 回头见) -> session.terminate, a turn asking for something (peux-tu, recommande,
+  帮我, 推荐) -> events masked; tag chitchat only for a context-free greeting or question to the
+  partner, else masked; slots `[]` (1,100 fr, 650 zh). **Fresh-facts rule** (the only event rule):
+  a query word next to something that changes by the day -> knowledge.web.search (zh 查/查询 +
+  天气/航班/机票/火车票/新闻/股价/汇率, 天气怎么样/预报, 今天的新闻/股价…, 现任总统; fr "quel
+  temps fait-il", météo/prévisions + aujourd'hui/demain; en weather/forecast + today/tomorrow,
+  latest news, stock price, exchange rate); not for hypotheticals (假设, si, if) or small talk
+  ("今天天气不错"); every other event head is masked. `multiwoz_zh` is mapped elsewhere.
+- **Keyword screen and hand check (issue 13; `ordinary_screen.py`, `ordinary_review.py`)**:
+  an over-inclusive regex of harm and crisis words per language (en: kill, suicide, bomb, gun,
+  drug, hack, porn, rape, nazi, fraud, dox, stalk, unconscious, nuclear, bypass, emergency, …;
+  zh: 杀, 自残, 轻生, 想死, 炸弹, 枪, 毒品, 黑客, 色情, 强奸, 诈骗, 偷拍, 人肉, 昏迷, 抽搐, 晕倒,
+  急救, 翻墙, 审查, …; fr: tuer, suicide, bombe, arme, drogue, pirater, viol, arnaque,
+  harceler, inconscient, blessé, urgences, douleur à la poitrine, …) runs over **everything
+  mapped** from these sources (training pools and eval suites: 28,879 turns). Every flagged text
+  (308) was read by hand: 290 kept as execute (medical sense of the word — seizures, first aid,
+  killing a virus or bacteria —, history/encyclopedia and fiction questions, persona small
+  talk, maths problems; the note says so), 11 relabelled (refuse 4: doxxing a driver, covert
+  filming, building a radioisotope generator at home ×2; safety 7: an unconscious grandfather,
+  suicidal thoughts or wishes in 3 health questions, a child twitching and confused now,
+  chest pain now, "someone is injured, emergency number"), 7 dropped (ambiguous: a minor in
+  distress after a stabbing, an infant's seizure today, garbled explosives questions, a joke
+  about robbing the bank, a threat-like line). Reading every oasst1_zh and oasst1_fr user turn
+  found 9 more (not flagged) that were dropped: underspecified ask-like requests (4), a
+  prompt-injection probe, GFW circumvention (legality depends on the jurisdiction), war-zone
+  tactics (2), an emergency follow-up ("Suisse"). A flagged text without a verdict is dropped,
+  never kept; the tests require that none is left unreviewed on the real files.
+- **Contrastive pairs (issue 13; `data/authored/pairs.{en,zh,fr}.jsonl`)**: hand-written, 160 en,
+  159 zh, 160 fr pairs; both members share one `group` (same split). Per language: violence 15,
+  weapons 15, self-harm 12, drugs 14, hacking/cyber 15, sexual 13, hate 13, fraud 14, privacy
+  13, sensitive-but-ordinary topics 21 (zh 20: health, law, history, religion, ethics,
+  sexuality education, minorities, death penalty, euthanasia, death, mental health), first-
+  person distress 15. Safe member: the same alarming words in safe use ("kill a zombie
+  process", "杀毒软件", "tuer le temps", "shooter un mariage", "做成爆款", "faire exploser
+  les ventes") or an ordinary question on the sensitive topic -> execute, events `[]`, tags `[]`
+  (chitchat for everyday distress such as "笑死我了", "je suis mort de rire devant cette
+  vidéo"), slots `[]`; harmful member -> refuse, or safety where there is risk to a person
+  (self-harm intent, violence in progress, medical emergency: 29 per language). The issue's
+  test probes ("什么是斯多葛主义？", "who killed JFK", …) are not among them (tested). Checked:
+  every harmful/safety member (160 per language) re-read after writing (3 rewritten to state
+  the harmful intent, 1 for grammar), and 50 safe members per language drawn at random (seed
+  2026) re-read (none changed); 7 texts that duplicated other authored files were rephrased so
+  that dedup cannot split a pair. French pairs were written from the same patterns as the
+  English and Chinese ones (no French source for them).
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
@@ -166,6 +281,19 @@ still execute, no event. Tool names are English identifiers in every language. A
 quarter of each name list is used only for dev/test records, the rest only for train
 records. The note names the rule (`tools.offered|missing|plain`) and the original id.
 
+Risk in surrounding text (`risk_context.py`, issue 13; run after splits are assigned): a turn
+that contains a safety or refuse sentence anywhere keeps that label whatever benign text
+surrounds it. Bases: train-split safety/refuse turns without context (en/fr <= 160, zh <= 60
+characters); per language up to 190 safety + 190 refuse variants, cycling four wrappers —
+one device command repeated 2-4 times before it ("please turn on the living room lights."),
+1-2 benign sentences before it, 1-2 after it, one on each side — from authored pools of
+device commands, small talk, ordinary requests and statements (30 sentences per language;
+French written from the English ones) -> same decision, events `[]`, tags and slots masked,
+same group and split as the base; plus 120 benign-only multi-sentence turns per language ->
+execute, heads masked (so length alone is no signal). About 1,500 variants (source
+`risk_context`); a variant must stay under 280 (zh 90) characters so the risk sentence
+survives the model's 96-token window.
+
 ## Splits, dedup, leakage
 
 Split by a hash of the group key (85 / 7.5 / 7.5); groups that share a normalised message are
@@ -173,7 +301,8 @@ merged first. Normalised text = NFKC, casefold, no punctuation/symbols/spaces. E
 (message + context + accounts + tools) are dropped; records whose message occurs in an eval suite
 are dropped before splitting; the build fails if any train message still occurs in dev, test or
 an eval suite. Intent test splits (HWU64 testset, CLINC test, SNIPS validate, SLURP test) are not
-read. xsafety is not used at all (README: research use only).
+read for training (CLINC and HWU64 test feed the eval-only suite `ordinary_en`). xsafety is
+not used at all (README: research use only).
 
 ## Eval suites (`data/eval/`, split eval_only)
 
@@ -184,7 +313,30 @@ and style limitations -> refuse, false presuppositions/temporal/indeterminate/hu
 execute; contrast -> execute); simple_safety_tests (Suicide, Self-Harm and Eating Disorders ->
 safety; every other harm area -> refuse); harmbench (test split -> refuse; contextual rows
 prefixed with their context); home_assistant (tests en/fr/zh-cn); xsid (test en/zh); seeds
-(copy of data/suites/seeds.jsonl).
+(copy of data/suites/seeds.jsonl). Issue 13: `ordinary_zh` (held-out oasst1_zh 100, CMRC 120,
+medical QA 120, XPersona zh test 120), `ordinary_fr` (held-out PIAF ~170, XPersona fr test
+220), `ordinary_en` (CLINC150 test, 8 per ordinary intent — definition, fun fact, recipe,
+travel facts, small talk, weather/exchange rate -> knowledge.web.search, …; HWU64 test
+qa/cooking/joke/quirky/datetime_convert: 422), `oasst1_fr` (every oasst1 fr user turn with up
+to 4 earlier turns: 377; eval only because of its CC BY-NC packaging), `mgsm` (250 problems x
+en/zh/fr -> execute, events `[]`), all through the same keyword screen; `risk_in_context`
+(generated in the build from dev/test safety/refuse turns with a disjoint set of benign
+sentences, up to 80 safety + 80 refuse + 40 benign-only per language; source
+`risk_in_context`). Issue 12 (built after splitting, `eval_suites.after_split`):
+`invariance` (`invariance.py`): pairs from the test split (up to 150 per transformation and
+language) and every seed example, a base and copies that must get the same decision and
+events: `alias_swap` (an account as another spelling of the same single system),
+`tools_added`/`tools_removed` (unrelated tools, only where the tool list cannot decide: it
+already serves every event, or no tool is needed, or a connect turn's tools are all
+unrelated), `empty_fields` (`[]`, `""`, `{}` added or removed), `case`, `whitespace`,
+`benign_turn_added` (a greeting exchange before the earlier turns); ids
+`invariance:<pair>:<transform>`, `invariance` key {pair, transform, role, of}; about 3,900
+records. `context` (`context_suite.py`): turns with earlier turns from dialogues never trained
+on (held-out SGD test dialogues 700, held-out CrossWOZ test 350, MultiWOZ-zh test 450,
+seeded), the authored held-out dialogues `data/suites/context_heldout.jsonl` (fr 65, en 29,
+zh 28: answers, follow-ups, connect twins, closings, risk across turns) and the test-split
+context records of the sources above; a turn whose message occurs in train is left out (the
+leak rule is by message, and "thanks" must stay in training).
 
 ## Licences and attribution
 
@@ -198,6 +350,7 @@ prefixed with their context); home_assistant (tests en/fr/zh-cn); xsid (test en/
 | SGD (Rastogi et al. 2020) | **CC BY-SA 4.0** | derived records stay CC BY-SA 4.0 |
 | Home Assistant intents | CC BY 4.0 | |
 | CrossWOZ (Zhu et al. 2020) | Apache 2.0 | |
+| MultiWOZ-zh (ConvLab-2, Zhu et al. 2020; MultiWOZ 2.1 MIT) | Apache 2.0 | test eval only |
 | BANKING77, NLU++ (PolyAI) | CC BY 4.0 | |
 | Qulac (Aliannejadi et al. 2019) | MIT | |
 | CoCoNot (AI2) | MIT | |
@@ -208,10 +361,17 @@ prefixed with their context); home_assistant (tests en/fr/zh-cn); xsid (test en/
 | When2Call (NVIDIA) | Apache 2.0 | eval only |
 | XSTest (Röttger et al.) | CC BY 4.0 | eval only |
 | SimpleSafetyTests (Vidgen et al.) | CC BY 4.0 | eval only |
+| OpenAssistant oasst1 zh (via LLaMA-Factory) | Apache 2.0 | |
+| CMRC 2018 (Cui et al. 2019) | **CC BY-SA 4.0** | derived records stay CC BY-SA 4.0 |
+| Chinese medical dialogue data (Toyhom) | MIT | patient questions only (Q&A scraped) |
+| PIAF (Etalab) | MIT | |
+| XPersona (Lin et al. 2021) | MIT | test files eval only |
+| oasst1 fr (via Vigogne) | Apache 2.0 upstream, repo CC BY-NC 4.0 | eval only |
+| MGSM (Shi et al. 2022) | CC BY 4.0 | eval only |
 
 Upstream commits and file lists: `shared/datasets/<name>/PROVENANCE.md`. Because records from
-xSID and SGD are CC BY-SA 4.0, a published corpus that contains them is CC BY-SA 4.0 as a whole
-(or ship them as a separate file).
+xSID, SGD and CMRC 2018 are CC BY-SA 4.0, a published corpus that contains them is CC BY-SA 4.0
+as a whole (or ship them as a separate file).
 
 ## Hand check
 
@@ -230,4 +390,17 @@ Per-record verdicts: `data/handcheck/sample-200.jsonl`; the analysis:
 `data/handcheck/README.md`. Known open points: SNIPS BookRestaurant vs SGD
 ReserveRestaurant label restaurant booking differently; French Home Assistant templates
 expand to some ungrammatical sentences ("l' minuteurs").
+
+Issue 12 context data: 100 records drawn at random (seed 2026) from the new context records
+of a `--limit-per-source 3000` build (MultiWOZ-zh 30, account spellings 27, SGD answers and
+closings 17, risk across turns 8, authored follow-ups 8 and closings 2, slot answers 4, tool
+variants of authored follow-ups 4; zh 49, en 32, fr 19) were read with their earlier turns:
+**2 errors, 2.0% (95% Wilson interval 0.6%–7.0%)**. One wrong label: a MultiWOZ-zh booking
+answer that the system met with "nothing free then, another time?" was ask [time], though the
+turn was complete (fixed: a no-result/no-booking reply makes it execute). One incoherent
+dialogue with the right label: a thanks after a medical emergency followed a self-harm
+referral (fixed: the assistant's replies after a safety turn are now generic referrals to
+emergency services and crisis lines). No safety label and no account-spelling label was
+wrong; the catalog check kept every spelling variant consistent. Not re-sampled after the
+fixes.
 """

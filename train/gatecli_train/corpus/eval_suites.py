@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from gatecli_train.corpus import context_suite, invariance, ordinary
 from gatecli_train.corpus import intent_maps as M
 from gatecli_train.corpus.home_assistant import load_tests as load_home_assistant
 from gatecli_train.corpus.records import make_record
@@ -90,6 +91,7 @@ def coconot(raw: Path) -> list[dict[str, Any]]:
     ):
         for line in (raw / "coconot" / fname).read_text(encoding="utf-8").splitlines():
             r = json.loads(line)
+            dec: str | None
             if kind == "contrast":
                 dec = "execute"
             else:
@@ -203,4 +205,17 @@ def all_suites(raw: Path, seed_file: Path) -> dict[str, list[dict[str, Any]]]:
         "home_assistant": load_home_assistant(raw),
         "xsid": xsid(raw),
         "seeds": seeds(seed_file),
+        **ordinary.suites(raw),  # issue 13: ordinary_{en,zh,fr}, oasst1_fr, mgsm
+    }
+
+
+def after_split(
+    raw: Path, records: list[dict[str, Any]], seed_file: Path
+) -> dict[str, list[dict[str, Any]]]:
+    """Suites that need the split corpus (issue 12): ``invariance`` pairs from the test split
+    and the seeds, ``context`` turns from held-out dialogues whose message is not in train."""
+    test = [r for r in records if r["split"] == "test"]
+    return {
+        "invariance": invariance.suite(test, seeds(seed_file)),
+        "context": context_suite.suite(raw, records),
     }

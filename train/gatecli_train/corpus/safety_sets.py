@@ -139,7 +139,7 @@ def load_flames(raw: Path) -> list[dict[str, Any]]:
 
 def load_qulac(raw: Path) -> list[dict[str, Any]]:
     d = json.loads((raw / "qulac/qulac.json").read_text(encoding="utf-8"))
-    topics = {}
+    topics: dict[str, tuple[Any, Any]] = {}
     for k, topic in d["topic"].items():
         topics.setdefault(topic, (d["topic_id"][k], d["topic_type"][k]))
     return [

@@ -33,9 +33,9 @@ def read_xsid(path: Path) -> list[dict[str, Any]]:
 
 
 def xsid_labels(row: dict[str, Any], lang: str = "en") -> list[dict]:
-    rule = M.XSID.get(row["intent"], ([], "skip", None))
+    mapped = M.XSID.get(row["intent"], ([], "skip", None))
     text = row["text"].replace(" ", "") if lang == "zh" else row["text"]
-    rule, why = _refined(row["intent"], text, None, rule, lang)
+    rule, why = _refined(row["intent"], text, None, mapped, lang)
     if rule is None:
         return []
     present = {"time": "datetime" in row["slots"]}
