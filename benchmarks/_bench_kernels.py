@@ -1,0 +1,184 @@
+"""``bench.py kernels``: blockwise 8-bit MatMulNBits against per-channel dynamic int8.
+
+Both variants are quantised here from one fp32 export of the same model and keep the same
+embedding table (:func:`gatecli_train.quantize.quantize_embeddings`: 4-bit exact on the Q4
+grid, else 8-bit blocks), so the only difference is the MatMul kernel:
+
+- ``blockwise``: what the export does today (:func:`gatecli_train.quantize.quantize_blockwise`,
+  8-bit ``MatMulNBits``, blocks of 32, ``accuracy_level`` 4);
+- ``dynamic_pc``: ``onnxruntime.quantization.quantize_dynamic`` with ``per_channel=True`` on
+  the MatMuls only (int8 weights per output channel, uint8 activations per tensor: the
+  U8S8 VNNI kernels).
+
+Each is timed like the runtime uses it (one thread, bare ``session.run`` on pre-tokenised
+ids): p50 of single turns and turns/s of length-sorted batches of 32; decision agreement is
+the argmax of the decision logits against fp32 on the same padded batches (as the export's
+parity check counts it). Inputs are corpus test turns serialised with the model's own
+template.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _bench_inputs import pct, sample_inputs, timed
+
+AGREEMENT_FLOOR = 0.995  # the export's min_int8_agreement and issue 14's target
+PAD_TOKENS = ("<pad>", "[PAD]", "<|pad|>", "<|endoftext|>")
+QUANT_OPS = ("GatherBlockQuantized", "MatMulNBits", "MatMulInteger", "MatMul", "Gemm")
+
+
+def quantize_dynamic_q4_embedding(src: Path, dst: Path) -> list[str]:
+    """Per-channel dynamic int8 MatMuls with the embedding table stored as in ``blockwise``."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from gatecli_train import quantize as quant
+
+    # quantize_dynamic rewrites Gemm as MatMul (named "<gemm>_MatMul") and quantises it;
+    # blockwise leaves the heads' Gemms in fp32, so they stay fp32 here as well.
+    graph = onnx.load(str(src)).graph
+    gemms = [f"{n.name}{s}" for n in graph.node if n.op_type == "Gemm" for s in ("", "_MatMul")]
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = Path(tmp) / "dynamic.onnx"
+        # MatMuls first: onnx shape inference cannot see through GatherBlockQuantized.
+        quantize_dynamic(str(src), str(staged), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"], nodes_to_exclude=gemms)  # fmt: skip
+        model = onnx.load(str(staged))
+    notes = quant.quantize_embeddings(model)
+    onnx.save(model, str(dst))
+    return [*notes, "MatMul: dynamic int8, per-channel weights, per-tensor uint8 activations"]
+
+
+def _ops(path: Path) -> str:
+    import onnx
+
+    counts = Counter(n.op_type for n in onnx.load(str(path)).graph.node)
+    return ", ".join(f"{op} {counts[op]}" for op in QUANT_OPS if counts[op]) or "-"
+
+
+def _session(path: Path) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def encode_corpus(folder: Any, patterns: list[str], n: int) -> tuple[list[list[int]], int]:
+    """Token ids of ``n`` corpus turns serialised with the folder's own template and trimmed
+    to its ``max_length`` exactly as the runtime trims; and the pad id."""
+    from tokenizers import Tokenizer
+
+    from gatecli.template import serialize
+
+    tok = Tokenizer.from_file(str(folder.tokenizer_path))
+    tok.no_padding()
+    tok.no_truncation()
+    cfg = folder.config
+
+    def count(text: str) -> int:
+        return len(tok.encode(text).ids)
+
+    seqs = []
+    for rec in sample_inputs(patterns, n):
+        text = serialize(rec, cfg.template, count_tokens=count, max_length=cfg.max_length)
+        seqs.append(tok.encode(text).ids[: cfg.max_length])
+    pad = next((i for i in map(tok.token_to_id, PAD_TOKENS) if i is not None), 0)
+    return seqs, pad
+
+
+def _feed(session: Any, rows: list[list[int]], pad: int) -> dict[str, np.ndarray]:
+    width = max(len(r) for r in rows)
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for k, r in enumerate(rows):
+        ids[k, : len(r)] = r
+        mask[k, : len(r)] = 1
+    names = {"input_ids": ids, "attention_mask": mask}
+    return {i.name: names.get(i.name, np.zeros_like(ids)) for i in session.get_inputs()}
+
+
+def measure(path: Path, seqs: list[list[int]], pad: int, output: str, n_single: int,
+            batch: int = 32) -> dict[str, Any]:  # fmt: skip
+    """p50/p90/p99 of single turns, batch turns/s and the decision argmax per turn."""
+    sess = _session(path)
+    singles = [_feed(sess, [s], pad) for s in seqs[:n_single]]
+    lat = pct(timed(lambda f: sess.run([output], f), singles))
+    order = sorted(range(len(seqs)), key=lambda k: len(seqs[k]))
+    feeds = [_feed(sess, [seqs[k] for k in order[i : i + batch]], pad)
+             for i in range(0, len(order), batch)]  # fmt: skip
+    sess.run([output], feeds[0])  # warm-up
+    t = time.perf_counter()
+    outs = [sess.run([output], f)[0] for f in feeds]
+    rate = len(seqs) / (time.perf_counter() - t)
+    argmax = np.empty(len(seqs), dtype=np.int64)
+    argmax[order] = np.concatenate([o.argmax(-1) for o in outs])
+    return {"latency_ms": lat, "batch_turns_per_s": round(rate, 1), "argmax": argmax,
+            "mb": round(path.stat().st_size / 1e6, 2), "ops": _ops(path)}  # fmt: skip
+
+
+def verdict(rows: dict[str, dict[str, Any]]) -> str:
+    """Which int8 kernel to keep: the faster of those at or above the agreement floor."""
+    ok = {k: r for k, r in rows.items() if k != "fp32" and r["agreement"] >= AGREEMENT_FLOOR}
+    if not ok:
+        return f"neither int8 variant reaches decision agreement {AGREEMENT_FLOOR}"
+    if len(ok) == 1:
+        (name,) = ok
+        return f"{name}: the only int8 variant at agreement >= {AGREEMENT_FLOOR}"
+    a, b = sorted(ok, key=lambda k: ok[k]["latency_ms"]["p50"])
+    fa, fb = ok[a]["batch_turns_per_s"], ok[b]["batch_turns_per_s"]
+    p50 = ok[a]["latency_ms"]["p50"] / ok[b]["latency_ms"]["p50"]
+    too = "faster there too" if fa >= fb else "slower there"
+    return (f"{a} is faster at equal agreement (both >= {AGREEMENT_FLOOR}: "
+            f"{ok[a]['agreement']:.4f} vs {ok[b]['agreement']:.4f}): single-turn p50 "
+            f"{p50:.2f}x {b}'s; batch-32 {fa} vs {fb} turns/s, {too}")  # fmt: skip
+
+
+def quantize_both(fp32: Path, tmp: Path) -> tuple[dict[str, Path], dict[str, list[str]]]:
+    """The two int8 variants of ``fp32`` under ``tmp``: paths and how each was made."""
+    from gatecli_train import quantize as quant
+
+    paths = {"fp32": fp32, "blockwise": tmp / "blockwise.onnx",
+             "dynamic_pc": tmp / "dynamic_pc.onnx"}  # fmt: skip
+    logging.disable(logging.WARNING)  # the quantisers log every node they skip
+    try:
+        how = {"fp32": ["as exported"],
+               "blockwise": quant.quantize_blockwise(fp32, paths["blockwise"]),
+               "dynamic_pc": quantize_dynamic_q4_embedding(fp32, paths["dynamic_pc"])}  # fmt: skip
+    finally:
+        logging.disable(logging.NOTSET)
+    return paths, how
+
+
+def bench_kernels(fp32_dir: str, corpus: list[str], n_texts: int, n_single: int,
+                  notes: list[str]) -> dict[str, Any]:  # fmt: skip
+    """Quantise the fp32 model both ways, time the three and count decision agreement."""
+    from gatecli import artifact
+
+    folder = artifact.load_model_folder(fp32_dir, verify_hash=False)
+    output = folder.config.heads["decision"].output
+    seqs, pad = encode_corpus(folder, corpus, n_texts)
+    res: dict[str, Any] = {"fp32_model": fp32_dir, "n_texts": len(seqs),
+                           "n_single": min(n_single, len(seqs)),
+                           "mean_tokens": round(float(np.mean([len(s) for s in seqs])), 1),
+                           "variants": {}}  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        paths, how = quantize_both(folder.model_path, Path(tmp))
+        rows = {k: measure(p, seqs, pad, output, n_single) for k, p in paths.items()}
+    ref = rows["fp32"]["argmax"]
+    for name, row in rows.items():
+        row["agreement"] = round(float((row.pop("argmax") == ref).mean()), 4)
+        row["how"] = "; ".join(how[name])
+        res["variants"][name] = row
+    res["verdict"] = verdict(rows)
+    if not any("GatherBlockQuantized" in r["ops"] for r in rows.values()):
+        notes.append("kernels: no embedding table was quantised (under 1000 rows, or shared)")
+    return res
