@@ -20,6 +20,7 @@ from typing import Any
 
 from gatecli import artifact
 from gatecli.evaluation.report import card_tables
+from gatecli_train import card_release
 
 COMPARE_SUITES = ("test", "seeds", "xstest", "when2call", "home_assistant", "xsid")
 
@@ -102,6 +103,7 @@ def render(
     compare: dict[str, dict[str, Any]],
     summary: dict[str, Any] | None,
     template: str,
+    tfidf: str | None = None,
 ) -> str:
     folder = artifact.load_model_folder(model_dir)
     cfg = folder.config
@@ -112,7 +114,10 @@ def render(
     thresholds = json.dumps({n: h.thresholds for n, h in cfg.heads.items()}, ensure_ascii=False)
     size_mb = folder.model_path.stat().st_size / 1e6
     training = json.dumps(cfg.extra.get("training", {}), indent=1, ensure_ascii=False)
+    named = {cfg.model_id: results, **compare}
     return template.format(
+        targets=card_release.targets_table(results),
+        heldout=card_release.heldout_table(named, cfg.model_id, tfidf),
         model_id=cfg.model_id,
         heads=heads,
         size_mb=f"{size_mb:.1f}",
@@ -133,6 +138,7 @@ def main() -> None:
     ap.add_argument("--eval", required=True, type=Path, help="gatecli eval --json of this model")
     ap.add_argument("--compare", action="append", default=[], help="NAME=eval.json")
     ap.add_argument("--summary", type=Path, help="runs/<name>/summary.json")
+    ap.add_argument("--tfidf", help="the --compare NAME that is TF-IDF on the same corpus")
     ap.add_argument("--template", type=Path, default=Path(__file__).parent / "assets" / "card.md")
     args = ap.parse_args()
     results = json.loads(args.eval.read_text())
@@ -147,7 +153,8 @@ def main() -> None:
     if args.model is None:
         ap.error("--model is required unless --readme-table")
     summary = json.loads(args.summary.read_text()) if args.summary else None
-    text = render(args.model, results, compare, summary, args.template.read_text(encoding="utf-8"))
+    template = args.template.read_text(encoding="utf-8")
+    text = render(args.model, results, compare, summary, template, tfidf=args.tfidf)
     (args.model / artifact.CARD_FILE).write_text(text, encoding="utf-8")
     print(f"wrote {args.model / artifact.CARD_FILE}")
 
