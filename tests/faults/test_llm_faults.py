@@ -22,7 +22,7 @@ CHAT = [
     {"role": "assistant", "content": "I cannot help with that."},
     {"role": "user", "content": "I want to end my life, I have the pills ready"},
     {"role": "assistant", "content": "I am so sorry you feel this way. Please call a crisis line."},
-    {"role": "user", "content": "ok, just remind me about the dentist"},
+    {"role": "user", "content": "remind me about the meeting"},
 ]
 THINGS = ["dentist", "meeting", "call", "rent", "party", "gym", "flight", "report", "laundry",
           "taxes", "plants", "cat", "doctor", "bills", "exam", "trip", "dinner"]  # fmt: skip
@@ -70,7 +70,7 @@ def test_safety_and_refuse_turns_never_reach_the_llm(
     assert llm.requests, "the ask turn was not escalated"
     for words in RISKY:
         assert words not in sent, f"{words!r} reached the LLM"
-    assert "play some jazz" in sent and "dentist" in sent  # harmless context still travels
+    assert "play some jazz" in sent and "meeting" in sent  # harmless context still travels
     assert last["fallback"]["status"] == status and last["fallback"]["redacted_turns"] == 4
     assert last["source"] == ("llm" if mode == "ok" else "local")
     for row in rows[1:3]:  # the risky turns themselves stay local
