@@ -118,12 +118,10 @@ def template_from_catalog(data: Mapping[str, Any]) -> dict[str, Any]:
         >>> template_from_catalog({"systems": {"email": {"aliases": ["Gmail"]}}})["systems"]
         {'email': ['email'], 'gmail': ['email']}
     """
-    systems: dict[str, list[str]] = {}
-    for name, spec in (data.get("systems") or {}).items():
-        aliases = spec.get("aliases") if isinstance(spec, Mapping) else spec
-        systems[str(name)] = [str(a) for a in aliases or []]
-    events = [str(e["name"]) for e in data.get("events") or () if isinstance(e, Mapping)]
-    return build_template(systems, events)
+    from gatecli.catalog import Catalog  # catalog.py imports normalize_name from here
+
+    cat = Catalog.from_mapping(data)  # the one parser (and checker) of catalog.yaml
+    return build_template(cat.systems, cat.event_names)
 
 
 def _get(record: Mapping[str, Any], dotted: str) -> Any:

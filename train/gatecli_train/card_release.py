@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gatecli.evaluation.report import fmt_cell as _f
+from gatecli.evaluation.report import lookup
+
 Getter = Callable[[dict[str, Any]], float | None]
 
 
 def _g(tree: Any, *keys: str) -> Any:
-    for k in keys:
-        if not isinstance(tree, Mapping) or k not in tree:
-            return None
-        tree = tree[k]
-    return tree
+    return lookup(tree, ".".join(keys))
 
 
 def _m(res: Mapping[str, Any], suite: str) -> dict[str, Any]:
@@ -69,10 +68,6 @@ HELD_OUT: list[tuple[str, str, Getter, bool]] = [
     ("home_assistant", "events micro-F1", _overall("home_assistant", "events", "micro_f1"), True),
     ("xsid", "events micro-F1", _overall("xsid", "events", "micro_f1"), True),
 ]  # fmt: skip
-
-
-def _f(v: Any) -> str:
-    return "–" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
 def heldout_table(named: Mapping[str, Mapping[str, Any]], own: str, tfidf: str | None) -> str:
