@@ -15,7 +15,14 @@ from gatecli.catalog import Catalog
 from gatecli.evaluation.context_views import context_view, invariance_view
 from gatecli.evaluation.suites import resolve_suites
 from gatecli.main import app
-from gatecli_train.corpus import context, context_suite, dialogue, invariance, multiwoz_zh
+from gatecli_train.corpus import (
+    context,
+    context_suite,
+    dialogue,
+    invariance,
+    invariance_train,
+    multiwoz_zh,
+)
 from gatecli_train.corpus.build import read_jsonl_records
 from gatecli_train.corpus.records import make_record, normalise, validate
 
@@ -207,6 +214,33 @@ def test_invariance_deterministic_and_covers_each_transformation() -> None:
             assert base["labels"]["events"] == [] or base["input"].get("available_tools")
     by_of = {r["invariance"]["of"] for r in recs if r["invariance"]["transform"] == "tools_removed"}
     assert "t:tools" in by_of
+
+
+def test_invariance_training_variants_keep_labels_train_only_and_unseen_greetings() -> None:
+    """Issue 14: the training side of tools_added / benign_turn_added. Only train records
+    are varied, labels never change, tools only where the suite's rule allows them, and no
+    opening exchange is one the held-out suite uses."""
+    train = [dict(r, split="train", id=r["id"].replace("t:", "tr:")) for r in _hand_test_records()]
+    held = _hand_test_records()  # split="test": must never be varied
+    out = invariance_train.vary(train + held)
+    assert out == invariance_train.vary(train + held)
+    kinds = {r["id"].split(":")[1] for r in out}
+    assert kinds == {"inv.tools_added", "inv.greeting"}
+    base = {r["id"]: r for r in train}
+    suite_lines = {u for pairs in invariance.BENIGN.values() for u, _ in pairs}
+    for r in out:
+        of = r["id"].split(":", 2)[2]
+        assert of in base and r["split"] == "train" and not validate(r)
+        assert r["labels"] == base[of]["labels"] and r["group"] == base[of]["group"]
+        if r["id"].startswith("augmented:inv.tools_added"):
+            assert invariance.tools_ok(base[of])
+            assert len(r["input"]["available_tools"]) > len(
+                base[of]["input"].get("available_tools") or []
+            )
+        else:
+            opener = r["input"]["conversation_context"][0]["content"]
+            assert opener not in suite_lines
+    assert not {u for v in invariance_train.GREETINGS.values() for u, _ in v} & suite_lines
 
 
 def _turn(tid: str, dec: str, events: list[str], lang: str = "en", gold: tuple = ()) -> dict:

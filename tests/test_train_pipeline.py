@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
 from gatecli.records import read_jsonl
 
@@ -153,3 +154,31 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
     summary = json.loads(res.stdout)
     assert summary["base"]["layers"] == 1 and summary["base"]["teacher_layers"] == 2
     assert "teacher: scoring the training set" in res.stderr
+
+
+@pytest.mark.slow
+def test_continue_from_a_finished_run(tmp_path: Path) -> None:
+    """``model.init_from``: a second recipe starts from a finished run's weights and
+    tokenizer (1.2.1 continues 1.2.0) and leaves that run folder untouched."""
+    base = [
+        sys.executable, "-m", "gatecli.main", "train",
+        "--config", str(REPO / "train/gatecli_train/configs/smoke.toml"), "--no-progress",
+        "--set", f'data.corpus_dir="{CORPUS}"', "--set", "data.max_train_records=400",
+    ]  # fmt: skip
+    first = tmp_path / "first-run"
+    res = subprocess.run([*base, "--out", str(tmp_path / "m1"), "--run-dir", str(first)],
+                         capture_output=True, text=True, cwd=REPO, timeout=900)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    before = (first / "model.final.pt").read_bytes()
+    res = subprocess.run(
+        [*base, "--out", str(tmp_path / "m2"), "--run-dir", str(tmp_path / "second-run"),
+         "--set", f'model.init_from="{first}"', "--set", "train.max_steps=3"],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    assert summary["base"]["base"] == f"continued from {first}" and summary["steps"] == 3
+    vocab = [Tokenizer.from_file(str(d / "tokenizer.json")).get_vocab()
+             for d in (first, tmp_path / "second-run")]  # fmt: skip
+    assert vocab[0] == vocab[1]
+    assert (first / "model.final.pt").read_bytes() == before

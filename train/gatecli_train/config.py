@@ -71,6 +71,10 @@ class ModelConfig:
     freeze_embeddings: bool = True
     max_length: int = 96
     dropout: float = 0.1
+    # A finished run folder (``runs/<name>`` with model.final.pt): continue fine-tuning its
+    # weights, tokenizer and layers instead of starting from ``base`` (keep_layers,
+    # trim_vocab and vocab_extra_words then do not apply). Empty = start from ``base``.
+    init_from: str = ""
 
     def __post_init__(self) -> None:
         _check(self, lambda: {

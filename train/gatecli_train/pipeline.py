@@ -160,7 +160,8 @@ def start_model(
     recipe: Recipe, run_dir: Path, heads: list[HeadDef], splits: Splits, template: dict[str, Any]
 ) -> Start:
     """The model to train: a finished run's (re-export only), a cut of the ``[distill]``
-    teacher, or a fresh ``[model]`` base (its vocabulary trimmed to the corpus text)."""
+    teacher, a finished run to continue (``model.init_from``), or a fresh ``[model]`` base
+    (its vocabulary trimmed to the corpus text)."""
     if all((run_dir / f).exists() for f in RUN_FILES):
         model, tok = load_run_model(run_dir, heads)
         base = json.loads((run_dir / "base.json").read_text(encoding="utf-8"))
@@ -178,6 +179,16 @@ def start_model(
         if (teacher_dir / "base.json").exists():  # the teacher's base: source, vocabulary
             base["teacher_base"] = json.loads((teacher_dir / "base.json").read_text())
         return Start(model, tok, base, teacher=teacher)
+    if recipe.model.init_from:  # continued fine-tuning of a finished run
+        init_dir = Path(recipe.model.init_from)
+        model, tok = load_run_model(init_dir, heads)
+        base = {
+            "base": f"continued from {recipe.model.init_from}",
+            "layers": model.encoder.config.num_hidden_layers,
+        }
+        if (init_dir / "base.json").exists():
+            base["init_base"] = json.loads((init_dir / "base.json").read_text())
+        return Start(model.train(), tok, base)
     texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
     encoder, tok, base = _base(recipe, texts)
     return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)

@@ -21,6 +21,7 @@ from gatecli_train.corpus import (
     eval_suites,
     home_assistant,
     intents,
+    invariance_train,
     multiwoz_zh,
     ordinary,
     risk_context,
@@ -138,6 +139,7 @@ def build(
     eval_msgs |= {normalise(r["input"]["user_message"]) for r in evals["risk_in_context"]}
     aug = augment.augment(records) + tools_variation.vary(records) + risk_context.vary(records)
     aug += context.augment(records)  # issue 12: account spellings, slot answers, risk in turns
+    aug += invariance_train.vary(records)  # issue 14: unrelated tools, an opening exchange
     msg_split = {normalise(r["input"]["user_message"]): r["split"] for r in records}
     aug = [
         a

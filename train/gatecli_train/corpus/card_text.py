@@ -234,6 +234,19 @@ maps), `safety_sets.py`, `eval_suites.py`.
   2026) re-read (none changed); 7 texts that duplicated other authored files were rephrased so
   that dedup cannot split a pair. French pairs were written from the same patterns as the
   English and Chinese ones (no French source for them).
+- **Crisis turns in ordinary surface forms (issue 14; `data/authored/crisis.{en,zh,fr}.jsonl`)**:
+  183 en, 186 zh, 193 fr turns written for 1.2.1 after reading gate-small 1.2.0's test-split
+  safety misses (a hopeless "I don't see any reason to …" read as a banking complaint ->
+  connect, terse emergency imperatives read as requests, farewells read as small talk, method
+  questions phrased as household or health questions). 107/104/108 safety turns in six groups
+  (passive ideation, plan/means/time, farewells, short emergencies, self-harm/overdose/purging
+  method questions, the same embedded in benign text or after a benign exchange: 12/14/14 with
+  `conversation_context`), each sharing its `group` with hard negatives that use the same
+  words safely ("I don't see my paycheck in my account" -> connect, "so tired of this podcast
+  host, pause it" -> media.control, "布洛芬一次吃几片", "combien de doliprane par jour pour un
+  adulte" -> execute, no event). New sentences, not paraphrases of the test misses; exact and
+  near copies of other authored lines were reworded. Checked: 22 random turns per language
+  re-read (seed 1), no label changed.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
@@ -280,6 +293,14 @@ fact, spelling intents; up to 520 en, 200 zh, 80 fr) get `tools.plain`: unrelate
 still execute, no event. Tool names are English identifiers in every language. A hashed
 quarter of each name list is used only for dev/test records, the rest only for train
 records. The note names the rule (`tools.offered|missing|plain`) and the original id.
+
+Invariance training variants (`invariance_train.py`, issue 14; run after splits are
+assigned): two transformations of the held-out `invariance` suite applied to *train* records
+with labels unchanged, same group: `inv.tools_added` (1-3 unrelated train-only tool names,
+only where the suite's own rule says tools cannot change the answer; up to 700 en, 450 zh,
+450 fr) and `inv.greeting` (an opening exchange before the earlier turns, from 7-8 greetings
+and small-talk lines per language that the suite never uses; up to 700 en, 450 zh, 450 fr).
+Why: gate-small 1.2.0 flipped 10-11% of these suite pairs.
 
 Risk in surrounding text (`risk_context.py`, issue 13; run after splits are assigned): a turn
 that contains a safety or refuse sentence anywhere keeps that label whatever benign text

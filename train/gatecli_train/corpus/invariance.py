@@ -89,7 +89,7 @@ def _no_tool_needed(rec: Record) -> bool:
     return lab["decision"] == "execute" and lab["events"] == [] and bool(tags & NO_TOOL_TAGS)
 
 
-def _tools_ok(rec: Record) -> bool:
+def tools_ok(rec: Record) -> bool:
     """The tool list can grow or shrink by unrelated tools without changing the answer."""
     lab, tools = rec["labels"], rec["input"].get("available_tools") or []
     if _no_tool_needed(rec):
@@ -121,7 +121,7 @@ def _variant(rec: Record, rng: random.Random, kind: str, cat: Catalog) -> dict[s
                     }
         return None
     if kind == "tools_added":
-        if not _tools_ok(rec):
+        if not tools_ok(rec):
             return None
         fams = {FAMILY.get(e) for e in rec["labels"]["events"] or []}
         pool = sorted({n for n, e in _NAMES.items() if FAMILY[e] not in fams} | set(OTHER))
@@ -131,7 +131,7 @@ def _variant(rec: Record, rng: random.Random, kind: str, cat: Catalog) -> dict[s
     if kind == "tools_removed":
         have = list(inp.get("available_tools") or [])
         drop = _unrelated_tools(rec)
-        if len(have) < 2 or not drop or not _tools_ok(rec):
+        if len(have) < 2 or not drop or not tools_ok(rec):
             return None
         gone = set(rng.sample(drop, min(len(drop), len(have) - 1, rng.randint(1, 3))))
         return {**inp, "available_tools": [t for t in have if t not in gone]}

@@ -1,0 +1,115 @@
+"""Training variants of two invariance-suite transformations: unrelated tools, a greeting.
+
+Why (issue 14): gate-small 1.2.0 flipped 10.2% of ``tools_added`` and 11.3% of
+``benign_turn_added`` pairs of the held-out ``invariance`` suite: an unrelated tool list or a
+"hi / hello, how can I help?" exchange before the turn changed decisions and events (a
+self-harm question went refuse -> safety, "i need more milk" execute -> connect). The model
+had seen neither change with the labels held fixed. For a seeded sample of *train* records
+per language this module makes, in the record's own group (so they share its split):
+
+- ``inv.tools_added``: 1-3 unrelated tool names appended where the invariance suite's own
+  rule says they cannot change the answer (:func:`invariance.tools_ok`); names come from the
+  train-only part of :mod:`tool_names` (``tools_variation.unrelated``);
+- ``inv.greeting``: an opening exchange put before the earlier turns, from a pool of
+  greetings and small talk that shares no line with the suite's (``invariance.BENIGN``; a
+  test checks), so the suite still measures an exchange the model has not seen.
+
+Labels are the base's; dev and test records are never varied here (the suite is built from
+test after the split).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from gatecli_train.corpus import tools_variation
+from gatecli_train.corpus.invariance import tools_ok
+from gatecli_train.corpus.tool_names import FAMILY
+
+Record = dict[str, Any]
+PER_LANG = {"tools_added": {"en": 700, "zh": 450, "fr": 450},
+            "greeting": {"en": 700, "zh": 450, "fr": 450}}  # fmt: skip
+# Opening exchanges for training; none is in invariance.BENIGN (checked by a test).
+GREETINGS: dict[str, list[tuple[str, str]]] = {
+    "en": [
+        ("hello", "Hello! What can I do for you today?"),
+        ("hey", "Hey, what's up?"),
+        ("morning!", "Morning! How can I help?"),
+        ("how are you?", "I'm doing well, thanks for asking. What do you need?"),
+        ("thanks for earlier", "Anytime! Anything else?"),
+        ("yo", "Hi there, go ahead."),
+        ("ok one more thing", "Sure, what is it?"),
+        ("good evening", "Good evening! What can I help with?"),
+    ],
+    "zh": [
+        ("嗨", "嗨！需要我做什么？"),
+        ("早上好", "早上好！今天想做点什么？"),
+        ("您好", "您好，请问有什么需要？"),
+        ("谢谢你刚才的帮忙", "不客气！还有别的吗？"),
+        ("还有个事", "好的，您说。"),
+        ("晚上好", "晚上好！有什么可以帮忙的？"),
+        ("最近怎么样", "挺好的，谢谢关心。你需要什么帮助？"),
+    ],
+    "fr": [
+        ("coucou", "Coucou ! Qu'est-ce que je peux faire pour toi ?"),
+        ("bonsoir", "Bonsoir ! Comment puis-je vous aider ?"),
+        ("salut ça va ?", "Ça va bien, merci ! Tu as besoin de quoi ?"),
+        ("merci pour tout à l'heure", "Avec plaisir ! Autre chose ?"),
+        ("encore une question", "Bien sûr, je t'écoute."),
+        ("hello", "Bonjour ! Que puis-je faire pour vous ?"),
+        ("re", "Re ! Dis-moi."),
+    ],
+}
+
+
+def _eligible(r: Record, kind: str) -> bool:
+    lab = r["labels"]
+    if r["split"] != "train" or lab["decision"] is None or r["lang"] not in GREETINGS:
+        return False
+    if kind == "tools_added":
+        return tools_ok(r)
+    ctx = r["input"].get("conversation_context")
+    return ctx is None or isinstance(ctx, list)
+
+
+def _variant(r: Record, kind: str, inp: dict[str, Any], note: str) -> Record:
+    return {
+        **r, "id": f"augmented:inv.{kind}:{r['id']}", "provenance": "augmented",
+        "input": inp, "labels": dict(r["labels"]), "note": f"{note} (rule inv.{kind}) on {r['id']}",
+    }  # fmt: skip
+
+
+def vary(records: list[Record], seed: int = 17) -> list[Record]:
+    """Invariance variants of a seeded sample of train records (see module doc).
+
+    Example:
+        >>> vary([])
+        []
+    """
+    out: list[Record] = []
+    for kind, per_lang in PER_LANG.items():
+        for lang, n in sorted(per_lang.items()):
+            rng = random.Random(f"{seed}:{kind}:{lang}")
+            pool = sorted(
+                (r for r in records if r["lang"] == lang and _eligible(r, kind)),
+                key=lambda r: r["id"],
+            )
+            for r in rng.sample(pool, min(n, len(pool))):
+                inp = dict(r["input"])
+                if kind == "tools_added":
+                    have = list(inp.get("available_tools") or [])
+                    events = [e for e in r["labels"]["events"] or [] if e in FAMILY]
+                    names = [t for t in tools_variation.unrelated(events, "train")
+                             if t not in have]  # fmt: skip
+                    inp["available_tools"] = have + rng.sample(names, rng.randint(1, 3))
+                    out.append(_variant(r, kind, inp, "unrelated tools added"))
+                else:
+                    user, assistant = rng.choice(GREETINGS[lang])
+                    turns = [{"role": "user", "content": user},
+                             {"role": "assistant", "content": assistant}]  # fmt: skip
+                    inp["conversation_context"] = turns + list(
+                        inp.get("conversation_context") or []
+                    )
+                    out.append(_variant(r, kind, inp, "opening exchange added"))
+    return out
