@@ -118,6 +118,12 @@ def load_run_model(run_dir: Path, heads: list[HeadDef]) -> tuple[GateModel, Toke
     return model.eval(), Tokenizer.from_file(str(run_dir / "tokenizer.json"))
 
 
+def _run_base(run_dir: Path) -> dict[str, Any] | None:
+    """A run folder's ``base.json`` (where its encoder came from), None when it has none."""
+    path = run_dir / "base.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
 def _arrays(
     exs: list[examples.Example], heads: list[HeadDef]
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -164,8 +170,7 @@ def start_model(
     (its vocabulary trimmed to the corpus text)."""
     if all((run_dir / f).exists() for f in RUN_FILES):
         model, tok = load_run_model(run_dir, heads)
-        base = json.loads((run_dir / "base.json").read_text(encoding="utf-8"))
-        return Start(model, tok, base, finished=True)
+        return Start(model, tok, _run_base(run_dir) or {}, finished=True)
     if recipe.distill.teacher:
         teacher_dir = Path(recipe.distill.teacher)
         teacher, tok = load_run_model(teacher_dir, heads)
@@ -176,8 +181,8 @@ def start_model(
             "layers": model.encoder.config.num_hidden_layers,
             "teacher_layers": teacher.encoder.config.num_hidden_layers,
         }
-        if (teacher_dir / "base.json").exists():  # the teacher's base: source, vocabulary
-            base["teacher_base"] = json.loads((teacher_dir / "base.json").read_text())
+        if (teacher_base := _run_base(teacher_dir)) is not None:  # source, vocabulary
+            base["teacher_base"] = teacher_base
         return Start(model, tok, base, teacher=teacher)
     if recipe.model.init_from:  # continued fine-tuning of a finished run
         init_dir = Path(recipe.model.init_from)
@@ -186,9 +191,9 @@ def start_model(
             "base": f"continued from {recipe.model.init_from}",
             "layers": model.encoder.config.num_hidden_layers,
         }
-        if (init_dir / "base.json").exists():
-            base["init_base"] = json.loads((init_dir / "base.json").read_text())
-        return Start(model.train(), tok, base)
+        if (init_base := _run_base(init_dir)) is not None:
+            base["init_base"] = init_base
+        return Start(model, tok, base)  # trainer.train sets train mode
     texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
     encoder, tok, base = _base(recipe, texts)
     return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)

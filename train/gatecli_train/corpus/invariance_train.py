@@ -25,7 +25,6 @@ from typing import Any
 
 from gatecli_train.corpus import tools_variation
 from gatecli_train.corpus.invariance import tools_ok
-from gatecli_train.corpus.tool_names import FAMILY
 
 Record = dict[str, Any]
 PER_LANG = {"tools_added": {"en": 700, "zh": 450, "fr": 450},
@@ -99,7 +98,7 @@ def vary(records: list[Record], seed: int = 17) -> list[Record]:
                 inp = dict(r["input"])
                 if kind == "tools_added":
                     have = list(inp.get("available_tools") or [])
-                    events = [e for e in r["labels"]["events"] or [] if e in FAMILY]
+                    events = r["labels"]["events"] or []
                     names = [t for t in tools_variation.unrelated(events, "train")
                              if t not in have]  # fmt: skip
                     inp["available_tools"] = have + rng.sample(names, rng.randint(1, 3))

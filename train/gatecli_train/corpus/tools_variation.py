@@ -65,8 +65,9 @@ def serving(event: str, message: str, split: str) -> list[str]:
 
 
 def unrelated(events: list[str], split: str) -> list[str]:
-    """Names from no family of ``events`` (a power switch could serve a light request)."""
-    banned = {FAMILY[e] for e in events}
+    """Names from no family of ``events`` (a power switch could serve a light request);
+    an event with no tool family (session.terminate) bans nothing."""
+    banned = {FAMILY.get(e) for e in events}
     names = [
         n for e, pats in SERVES.items() if FAMILY[e] not in banned for _, lst in pats for n in lst
     ]
