@@ -6,10 +6,13 @@ import numpy as np
 
 from gatecli_train.calibrate import (
     best_f1_threshold,
+    calibrate,
     expected_calibration_error,
     fit_temperature,
+    language_safety_thresholds,
     safety_threshold,
 )
+from gatecli_train.config import CalibrationConfig
 from gatecli_train.model import HeadDef
 
 
@@ -47,3 +50,69 @@ def test_f1_threshold_and_ece() -> None:
     assert 0.3 < best_f1_threshold(p, y, 0.2, 0.8) <= 0.35
     perfect = np.eye(3)[[0, 1, 2, 0]]
     assert expected_calibration_error(perfect, np.array([0, 1, 2, 0])) == 0.0
+
+
+def _two_languages() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """en safety turns score high, zh ones low: one pooled threshold serves zh badly."""
+    rng = np.random.default_rng(2)
+    n = 1000
+    lang = np.array(["en"] * n + ["zh"] * n)
+    is_safety = np.zeros(2 * n, dtype=bool)
+    is_safety[:60] = True
+    is_safety[n : n + 60] = True
+    p = np.concatenate([
+        np.where(is_safety[:n], rng.uniform(0.45, 1.0, n), rng.uniform(0.0, 0.3, n)),
+        np.where(is_safety[n:], rng.uniform(0.1, 0.5, n), rng.uniform(0.0, 0.08, n)),
+    ])  # fmt: skip
+    return p, is_safety, lang
+
+
+def test_language_thresholds_follow_each_language_and_shrink_to_pooled() -> None:
+    p, is_safety, lang = _two_languages()
+    cfg = CalibrationConfig()
+    pooled = safety_threshold(p, is_safety, cfg.safety_recall, cfg.safety_min_precision)
+    by_lang, report = language_safety_thresholds(p, is_safety, lang, pooled, cfg)
+    assert by_lang["zh"] < pooled  # zh's safety turns are less sure: a lower bar
+    assert report["zh"]["recall"] > report["zh"]["pooled_recall"]
+    own = safety_threshold(p[lang == "zh"], is_safety[lang == "zh"], 0.98, 0.8)
+    k, n = cfg.lang_prior_positives, 60
+    assert by_lang["zh"] == round((n * own + k * pooled) / (n + k), 4)
+    # no prior weight: the language's own fit; infinite-ish prior: the pooled one
+    raw, _ = language_safety_thresholds(
+        p, is_safety, lang, pooled, CalibrationConfig(lang_prior_positives=0)
+    )
+    assert raw["zh"] == round(own, 4)
+
+
+def test_language_with_few_safety_turns_keeps_pooled() -> None:
+    p, is_safety, lang = _two_languages()
+    cfg = CalibrationConfig(lang_min_positives=61)
+    by_lang, report = language_safety_thresholds(p, is_safety, lang, 0.3, cfg)
+    assert by_lang == {} and report["zh"]["threshold"] == 0.3
+
+
+def test_calibrate_writes_language_thresholds_only_when_asked() -> None:
+    p, is_safety, lang = _two_languages()
+    head = HeadDef("decision", ("execute", "ask", "connect", "refuse", "safety"), False)
+    z = np.zeros((len(p), 5))
+    z[:, 4] = np.log(p / (1 - p)) + np.log(4)  # softmax(z)[safety] == p at temperature 1
+    y = np.where(is_safety, 4, 0)
+    args = ([head], {"decision": z}, {"decision": y}, {"decision": np.ones(len(y), bool)})
+    on = calibrate(*args, CalibrationConfig(), lang)
+    assert "zh" in on.thresholds_by_lang["decision"]
+    assert "safety_by_language" in on.report
+    off = calibrate(*args, CalibrationConfig(per_language=False), lang)
+    assert off.thresholds_by_lang == {}
+    assert calibrate(*args, CalibrationConfig()).thresholds_by_lang == {}
+
+
+def test_language_threshold_that_does_not_beat_pooled_is_not_adopted() -> None:
+    # No cut is 0.80 precise (a negative scores with the positives): the F2 fallback's
+    # lowest tied cut does as well as the pooled 0.5, not better -> pooled stays.
+    p = np.array([0.6, 0.6, 0.6, 0.2, 0.2, 0.1] * 5)
+    gold = np.array([True, True, False, False, False, False] * 5)
+    lang = np.array(["fr"] * len(p))
+    cfg = CalibrationConfig(lang_min_positives=5, lang_prior_positives=0)
+    assert safety_threshold(p, gold, 0.98, 0.8) < 0.5  # the language's own fit differs
+    by_lang, report = language_safety_thresholds(p, gold, lang, 0.5, cfg)
+    assert by_lang == {} and report["fr"]["threshold"] == 0.5

@@ -27,7 +27,11 @@ import yaml
 from gatecli.records import HEAD_NAMES as HEAD_NAMES  # re-exported
 from gatecli.records import escalation_defaults
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+# 3 adds per-language thresholds (HeadSpec.thresholds_by_lang); a version-2 folder has none
+# and reads the same. An older gatecli refuses a version-3 folder instead of silently
+# applying pooled thresholds the model was not calibrated to use alone.
+READABLE_VERSIONS = (2, 3)
 
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -56,7 +60,9 @@ class HeadSpec:
     ``kind`` is ``single`` (softmax over labels) or ``multi`` (independent sigmoids).
     ``thresholds`` are per label; for a single-label head they are minimum probabilities
     below which the label is not trusted (used by escalation), for a multi-label head the
-    probability at which the label is emitted.
+    probability at which the label is emitted. ``thresholds_by_lang`` override them for
+    the turns :func:`gatecli.langid.detect` gives that language (calibrated per language on
+    dev, format version 3); :meth:`thresholds_for` merges the two.
     """
 
     name: str
@@ -66,9 +72,14 @@ class HeadSpec:
     temperature: float = 1.0
     thresholds: dict[str, float] = field(default_factory=dict)
     default_threshold: float = 0.5
+    thresholds_by_lang: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def threshold(self, label: str) -> float:
         return self.thresholds.get(label, self.default_threshold)
+
+    def thresholds_for(self, lang: str) -> dict[str, float]:
+        """The thresholds for a turn in ``lang``: the language's own over the pooled ones."""
+        return {**self.thresholds, **self.thresholds_by_lang.get(lang, {})}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +89,7 @@ class HeadSpec:
             "temperature": self.temperature,
             "thresholds": dict(self.thresholds),
             "default_threshold": self.default_threshold,
+            **({"thresholds_by_lang": self.thresholds_by_lang} if self.thresholds_by_lang else {}),
         }
 
     @classmethod
@@ -92,6 +104,10 @@ class HeadSpec:
             temperature=float(data.get("temperature", 1.0)),
             thresholds={k: float(v) for k, v in data.get("thresholds", {}).items()},
             default_threshold=float(data.get("default_threshold", 0.5)),
+            thresholds_by_lang={
+                str(lang): {k: float(v) for k, v in th.items()}
+                for lang, th in data.get("thresholds_by_lang", {}).items()
+            },
         )
 
 
@@ -286,10 +302,11 @@ def load_model_folder(path: str | Path | None = None, *, verify_hash: bool = Tru
             f"reads {FORMAT_VERSION}, which checks every file of the folder: re-export the "
             f"model, or, if you trust every file in it, `python -m gatecli.artifact seal {p}`"
         )
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
         raise ArtifactError(
             f"{p / CONFIG_FILE} has format_version {version!r}, this gatecli reads "
-            f"{FORMAT_VERSION}; re-export the model with this gatecli version or upgrade gatecli"
+            f"{' and '.join(map(str, READABLE_VERSIONS))}; re-export the model with this "
+            "gatecli version or upgrade gatecli"
         )
     try:
         config = ModelConfig.from_json(raw)

@@ -87,7 +87,13 @@ class Gate:
         self._template = cfg.template
         self._output_names = [h.output for h in self.heads.values()]
         self._bands = sorted(cfg.confidence_bands.items(), key=lambda kv: -float(kv[1]))
-        self._decision_thresholds = dict(self.heads["decision"].thresholds)
+        decision = self.heads["decision"]
+        self._decision_thresholds = dict(decision.thresholds)
+        # Per-language calibrated thresholds (format 3): picked by the language detect()
+        # gives the turn, the same call calibration grouped dev turns by.
+        self._lang_thresholds = {
+            lang: decision.thresholds_for(lang) for lang in decision.thresholds_by_lang
+        }
         try:
             self.catalog = Catalog.from_mapping(self.folder.catalog)
             self.policy = load_policy(self.folder.policy, self.catalog)
@@ -96,10 +102,10 @@ class Gate:
         # The segment rule uses the same floors as the policy's precedence (calibrated ones
         # from the artifact where it has them).
         self.segment_guard = bool(segment_guard)
-        self._floors = [
-            (lab, float(self._decision_thresholds.get(lab, floor)))
-            for lab, floor in self.policy.precedence
-        ]
+        self._floors = self._floors_from(self._decision_thresholds)
+        self._lang_floors = {
+            lang: self._floors_from(th) for lang, th in self._lang_thresholds.items()
+        }
         try:
             tok = Tokenizer.from_file(str(self.folder.tokenizer_path))
         except Exception as exc:  # tokenizers raises plain Exception subclasses
@@ -125,6 +131,14 @@ class Gate:
             )
         self._inputs = list(cfg.onnx_inputs)
         self._local = threading.local()
+
+    def _floors_from(self, thresholds: Mapping[str, float]) -> list[tuple[str, float]]:
+        return [(lab, float(thresholds.get(lab, floor))) for lab, floor in self.policy.precedence]
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The folder's tokenizer, padding and truncation off (the template trims)."""
+        return self._tok
 
     @property
     def model_id(self) -> str:
@@ -191,9 +205,11 @@ class Gate:
                 cost[k] = share
         for k in ok:
             pred, verdict = preds[k], None
+            lang = detect(records[idx[k]]["user_message"])
             if k in owner:
-                pred, verdict = apply_segments(pred, [preds[s] for s in owner[k]], self._floors)
-            rec = out[idx[k]] = self._record(records[idx[k]], pred)
+                floors = self._lang_floors.get(lang, self._floors)
+                pred, verdict = apply_segments(pred, [preds[s] for s in owner[k]], floors)
+            rec = out[idx[k]] = self._record(records[idx[k]], pred, lang)
             rec["guards"].append(_segment_guard(verdict, k in owner, self.segment_guard))
             spent = cost[k] + sum(cost[s] for s in owner.get(k, ()))
             rec["latency_ms"] = round((spent + per_turn_encode) * 1000.0, 3)
@@ -241,6 +257,11 @@ class Gate:
 
     def predict_ids(self, seqs: list[list[int]]) -> list[HeadOutputs]:
         """One forward pass over token-id lists (padded here) -> calibrated head outputs."""
+        return postprocess(self.heads, self.logits_ids(seqs))
+
+    def logits_ids(self, seqs: list[list[int]]) -> dict[str, np.ndarray]:
+        """One forward pass over token-id lists -> raw logits per head, before temperature
+        (what calibration fits: ``gatecli calibrate`` refits this model's own outputs)."""
         width = max(len(s) for s in seqs)
         ids, mask = self._buffers(len(seqs), width)
         for r, s in enumerate(seqs):
@@ -255,7 +276,7 @@ class Gate:
             else:  # token_type_ids and the like: zeros
                 feed[name] = np.zeros_like(ids)
         outs = self.session.run(self._output_names, feed)
-        return postprocess(self.heads, dict(zip(self.heads, outs, strict=True)))
+        return dict(zip(self.heads, outs, strict=True))
 
     def _band(self, p: float) -> str:
         for name, floor in self._bands:
@@ -263,10 +284,9 @@ class Gate:
                 return name
         return "low"
 
-    def _record(self, rec: Mapping[str, Any], pred: HeadOutputs) -> dict[str, Any]:
-        res = apply_policy(
-            pred, rec, self.catalog, self.policy, decision_thresholds=self._decision_thresholds
-        )
+    def _record(self, rec: Mapping[str, Any], pred: HeadOutputs, lang: str) -> dict[str, Any]:
+        thresholds = self._lang_thresholds.get(lang, self._decision_thresholds)
+        res = apply_policy(pred, rec, self.catalog, self.policy, decision_thresholds=thresholds)
         probs = pred.decision_probs
         scores = pred.event_scores
         shown = {e: s for e, s in scores.items() if s >= EVENT_SCORE_FLOOR or e in pred.events}
@@ -274,7 +294,7 @@ class Gate:
         out: dict[str, Any] = {
             "id": rec.get("id"),
             "turn_index": rec.get("turn_index", 0),
-            "lang": detect(rec["user_message"]),
+            "lang": lang,
             "decision": res.decision,
             "confidence": probs.get(res.model_decision, max(probs.values())),
             "probabilities": probs,

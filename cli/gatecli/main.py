@@ -12,12 +12,12 @@ from __future__ import annotations
 import typer
 
 from gatecli import __version__
-from gatecli.commands import classify, data, info, label, serve, train
+from gatecli.commands import calibrate, classify, data, info, label, serve, train
 from gatecli.commands import eval as eval_cmd
 from gatecli.commands._util import APP_SETTINGS
 
 # In the order `gatecli --help` lists them.
-COMMANDS = (classify, info, label, serve, eval_cmd, data, train)
+COMMANDS = (classify, info, label, serve, eval_cmd, data, train, calibrate)
 
 app = typer.Typer(
     name="gatecli",

@@ -6,6 +6,13 @@ enough and needs no optimiser. Multi-label thresholds maximise per-label F1 on d
 [floor, ceiling] when the label has enough positive examples. The decision head gets a
 ``safety`` threshold: the highest probability at which dev safety recall still meets the
 target (the policy routes to safety above it even when safety is not the argmax).
+
+With ``languages`` (what :func:`gatecli.langid.detect` says of each dev turn: the runtime
+picks thresholds by the same call), the safety threshold is also fitted per language and
+shrunk toward the pooled one by the language's number of dev safety turns: a language's
+safety turns differ in how sure the model is of them (1.2.1 dev: zh keeps 0.935 recall at
+0.80 precision only below 0.1, en tops out at 0.935 whatever the threshold), but a few dozen
+positives are a noisy sample, so the pooled fit is the prior.
 """
 
 from __future__ import annotations
@@ -16,7 +23,9 @@ import numpy as np
 
 from gatecli.evaluation.metrics import ece
 from gatecli.heads import sigmoid, softmax
+from gatecli.langid import detect
 from gatecli_train.config import CalibrationConfig
+from gatecli_train.examples import Example
 from gatecli_train.model import HeadDef
 
 
@@ -24,6 +33,8 @@ from gatecli_train.model import HeadDef
 class Calibration:
     temperatures: dict[str, float] = field(default_factory=dict)
     thresholds: dict[str, dict[str, float]] = field(default_factory=dict)
+    # head -> language -> label -> threshold, where a language's own fit differs
+    thresholds_by_lang: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     report: dict[str, object] = field(default_factory=dict)
 
 
@@ -90,13 +101,82 @@ def safety_threshold(
     return best_ok[1] if best_ok is not None else best_f2[1]
 
 
+def languages(exs: list[Example]) -> np.ndarray:
+    """The language the runtime will see for each example: ``detect`` of its message, not
+    the record's ``lang`` label (a code-switched zh turn the runtime reads as en gets en's
+    thresholds there, so it is fitted with en's here)."""
+    return np.array([detect(e.record["input"]["user_message"]) for e in exs])
+
+
+def recall_precision(pred: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
+    tp = float((pred & gold).sum())
+    return tp / max(1.0, float(gold.sum())), tp / max(1.0, float(pred.sum()))
+
+
+def _rule_score(pred: np.ndarray, gold: np.ndarray, cfg: CalibrationConfig) -> tuple[int, float]:
+    """:func:`safety_threshold`'s order on one cut: precise enough first, then recall up to
+    the target (precise) or F2 (not precise)."""
+    rec, prec = recall_precision(pred, gold)
+    if prec >= cfg.safety_min_precision:
+        return (1, min(rec, cfg.safety_recall))
+    return (0, 0.0 if rec == 0 else 5 * prec * rec / (4 * prec + rec))
+
+
+def language_safety_thresholds(
+    p_safety: np.ndarray,
+    is_safety: np.ndarray,
+    languages: np.ndarray,
+    pooled: float,
+    cfg: CalibrationConfig,
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Per-language safety thresholds, each shrunk toward ``pooled``, and a dev report.
+
+    A language with fewer than ``cfg.lang_min_positives`` dev safety turns keeps the pooled
+    threshold. Otherwise its own fit ``t`` (same rule as :func:`safety_threshold`) enters as
+    ``(n * t + k * pooled) / (n + k)``, ``n`` its safety turns and ``k`` =
+    ``cfg.lang_prior_positives``: with 45 positives and k = 30, the language's fit weighs 0.6.
+    It is adopted only when it scores better than the pooled threshold on that language's
+    dev turns (:func:`_rule_score`); only adopted thresholds are returned.
+    """
+    out: dict[str, float] = {}
+    report: dict[str, dict[str, float]] = {}
+    for lang in sorted(set(languages.tolist())):
+        m = languages == lang
+        n = int(is_safety[m].sum())
+        t = pooled
+        if n >= cfg.lang_min_positives:
+            own = safety_threshold(
+                p_safety[m], is_safety[m], cfg.safety_recall, cfg.safety_min_precision
+            )
+            k = cfg.lang_prior_positives
+            shrunk = round((n * own + k * pooled) / (n + k), 4)
+            # Adopted only where it beats the pooled threshold on the language's own dev
+            # turns by the rule's criterion: 1.2.2's fr fit fell back to F2 and lowered the
+            # bar, losing precision (0.75 -> 0.71) for no recall.
+            if _rule_score(p_safety[m] >= shrunk, is_safety[m], cfg) > _rule_score(
+                p_safety[m] >= pooled, is_safety[m], cfg
+            ):
+                t = out[str(lang)] = shrunk
+        rec, prec = recall_precision(p_safety[m] >= t, is_safety[m])
+        rec0, prec0 = recall_precision(p_safety[m] >= pooled, is_safety[m])
+        report[str(lang)] = {
+            "safety_turns": n, "threshold": t, "recall": round(rec, 4),
+            "precision": round(prec, 4), "pooled_recall": round(rec0, 4),
+            "pooled_precision": round(prec0, 4),
+        }  # fmt: skip
+    return out, report
+
+
 def calibrate(
     heads: list[HeadDef],
     logits: dict[str, np.ndarray],
     targets: dict[str, np.ndarray],
     known: dict[str, np.ndarray],
     cfg: CalibrationConfig,
+    languages: np.ndarray | None = None,
 ) -> Calibration:
+    """Fit every head on the dev rows it is known for; ``languages`` (one code per row)
+    adds per-language safety thresholds when ``cfg.per_language`` is on."""
     cal = Calibration()
     for h in heads:
         m = known[h.name]
@@ -117,10 +197,19 @@ def calibrate(
         elif "safety" in h.labels:
             p = softmax(z, t)
             j = h.labels.index("safety")
-            cal.thresholds[h.name]["safety"] = round(
+            pooled = round(
                 safety_threshold(p[:, j], y == j, cfg.safety_recall, cfg.safety_min_precision), 4
             )
+            cal.thresholds[h.name]["safety"] = pooled
             cal.report["decision_ece"] = expected_calibration_error(p, y)
+            if languages is not None and cfg.per_language:
+                by_lang, rep = language_safety_thresholds(
+                    p[:, j], y == j, np.asarray(languages)[m], pooled, cfg
+                )
+                cal.thresholds_by_lang[h.name] = {
+                    lang: {"safety": t} for lang, t in by_lang.items()
+                }
+                cal.report["safety_by_language"] = rep
     return cal
 
 

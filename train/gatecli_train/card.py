@@ -112,6 +112,9 @@ def render(
         for n, h in cfg.heads.items()
     )
     thresholds = json.dumps({n: h.thresholds for n, h in cfg.heads.items()}, ensure_ascii=False)
+    by_lang = {n: h.thresholds_by_lang for n, h in cfg.heads.items() if h.thresholds_by_lang}
+    if by_lang:
+        thresholds += "; per language (`thresholds_by_lang`): `" + json.dumps(by_lang) + "`"
     size_mb = folder.model_path.stat().st_size / 1e6
     training = json.dumps(cfg.extra.get("training", {}), indent=1, ensure_ascii=False)
     named = {cfg.model_id: results, **compare}

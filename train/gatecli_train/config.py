@@ -71,9 +71,10 @@ class ModelConfig:
     freeze_embeddings: bool = True
     max_length: int = 96
     dropout: float = 0.1
-    # A finished run folder (``runs/<name>`` with model.final.pt): continue fine-tuning its
-    # weights, tokenizer and layers instead of starting from ``base`` (keep_layers,
-    # trim_vocab and vocab_extra_words then do not apply). Empty = start from ``base``.
+    # A finished run folder (``runs/<name>`` with model.final.pt) or an exported model
+    # folder (weights read back from its model.onnx: gatecli_train.from_onnx): continue
+    # fine-tuning its weights, tokenizer and layers instead of starting from ``base``
+    # (keep_layers, trim_vocab and vocab_extra_words then do not apply). Empty = ``base``.
     init_from: str = ""
 
     def __post_init__(self) -> None:
@@ -140,9 +141,17 @@ class CalibrationConfig:
     min_label_support: int = 8
     threshold_floor: float = 0.2
     threshold_ceiling: float = 0.8
+    # Per-language safety thresholds (calibrate.language_safety_thresholds): a language
+    # needs this many dev safety turns for its own fit, which is shrunk toward the pooled
+    # threshold as if the pooled fit were lang_prior_positives more turns.
+    per_language: bool = True
+    lang_min_positives: int = 20
+    lang_prior_positives: float = 30.0
 
     def __post_init__(self) -> None:
         _check(self, lambda: {
+            "lang_min_positives": (self.lang_min_positives >= 1, ">= 1"),
+            "lang_prior_positives": (self.lang_prior_positives >= 0, ">= 0"),
             "safety_recall": (0 < self.safety_recall <= 1, "in (0, 1]"),
             "safety_min_precision": (0 <= self.safety_min_precision <= 1, "in [0, 1]"),
             "min_label_support": (self.min_label_support >= 1, ">= 1"),
@@ -300,18 +309,19 @@ def build_recipe(raw: dict[str, Any], where: str = "recipe") -> Recipe:
         raise ValueError(f"{where}: {exc}") from None
 
 
-def load_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
-    """Load a TOML recipe (following ``extends``) and apply dotted overrides.
+def load_recipe(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
+    """Load a TOML recipe (following ``extends``) and apply dotted overrides; ``None``
+    starts from the defaults (``gatecli calibrate`` without ``--config``).
 
     Example:
         >>> load_recipe("train/gatecli_train/configs/smoke.toml", ["train.max_steps=5"]
         ...             ).train.max_steps
         5
     """
-    raw = read_recipe(path)
+    raw = read_recipe(path) if path is not None else {}
     for section, name, value in map(parse_override, overrides):
         raw.setdefault(section, {})[name] = value
-    return build_recipe(raw, str(path))
+    return build_recipe(raw, str(path) if path is not None else "--set")
 
 
 def save_resolved(recipe: Recipe, path: Path) -> None:

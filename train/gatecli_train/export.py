@@ -246,6 +246,7 @@ def write_model_folder(
             output=output_name(h.name),
             temperature=float(cal.temperatures.get(h.name, 1.0)),
             thresholds=dict(cal.thresholds.get(h.name, {})),
+            thresholds_by_lang=dict(cal.thresholds_by_lang.get(h.name, {})),
         )
         for h in model.head_defs
     }

@@ -28,7 +28,7 @@ from tokenizers import Tokenizer
 from gatecli.evaluation.metrics import single_label
 from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
-from gatecli_train import calibrate, examples, export, tokenizer, trainer
+from gatecli_train import calibrate, examples, export, from_onnx, tokenizer, trainer
 from gatecli_train.config import DataConfig, Recipe, save_resolved
 from gatecli_train.model import (
     GateModel,
@@ -71,6 +71,11 @@ def _load_split(corpus: Path, split: str, limit: int, seed: int) -> list[dict[st
     return rows
 
 
+def load_dev(data: DataConfig, seed: int) -> list[dict[str, Any]]:
+    """The dev split a run selects and calibrates on (``max_dev_records`` sampled by seed)."""
+    return _load_split(Path(data.corpus_dir), "dev", data.max_dev_records, seed)
+
+
 def load_splits(data: DataConfig, seed: int) -> Splits:
     """Train rows (plus ``extra_files``, sampled per cell), dev and test, per ``[data]``."""
     corpus = Path(data.corpus_dir)
@@ -84,7 +89,7 @@ def load_splits(data: DataConfig, seed: int) -> Splits:
         train_rows = train_rows[: data.max_train_records]
     return Splits(
         train_rows,
-        _load_split(corpus, "dev", data.max_dev_records, seed),
+        load_dev(data, seed),
         _load_split(corpus, "test", data.max_dev_records, seed),
     )
 
@@ -184,14 +189,19 @@ def start_model(
         if (teacher_base := _run_base(teacher_dir)) is not None:  # source, vocabulary
             base["teacher_base"] = teacher_base
         return Start(model, tok, base, teacher=teacher)
-    if recipe.model.init_from:  # continued fine-tuning of a finished run
+    if recipe.model.init_from:  # continued fine-tuning of a finished run or model folder
         init_dir = Path(recipe.model.init_from)
-        model, tok = load_run_model(init_dir, heads)
+        init_base: dict[str, Any] | None
+        if from_onnx.is_model_folder(init_dir):  # weights read back from its model.onnx
+            model, tok, init_base = from_onnx.load_folder_model(init_dir, heads)
+        else:
+            model, tok = load_run_model(init_dir, heads)
+            init_base = _run_base(init_dir)
         base = {
             "base": f"continued from {recipe.model.init_from}",
             "layers": model.encoder.config.num_hidden_layers,
         }
-        if (init_base := _run_base(init_dir)) is not None:
+        if init_base is not None:
             base["init_base"] = init_base
         return Start(model, tok, base)  # trainer.train sets train mode
     texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
@@ -243,7 +253,9 @@ def calibrate_and_score(
     model.to("cpu").eval()
     dev_logits = trainer.predict_logits(model, ex_dev)
     dev_t, dev_k = _arrays(ex_dev, heads)
-    cal = calibrate.calibrate(heads, dev_logits, dev_t, dev_k, recipe.calibration)
+    cal = calibrate.calibrate(
+        heads, dev_logits, dev_t, dev_k, recipe.calibration, calibrate.languages(ex_dev)
+    )
     test_logits = trainer.predict_logits(model, ex_test)
     test_t, test_k = _arrays(ex_test, heads)
     metrics = {

@@ -247,6 +247,24 @@ maps), `safety_sets.py`, `eval_suites.py`.
   adulte" -> execute, no event). New sentences, not paraphrases of the test misses; exact and
   near copies of other authored lines were reworded. Checked: 22 random turns per language
   re-read (seed 1), no label changed.
+- **Word problems, sensitive knowledge questions, closings (issue 14, corpus 1.2.2;
+  `data/authored/{wordproblems,knowledge,farewells}.{en,zh,fr}.jsonl`, 30 more lines in each
+  `closings.*.jsonl`)**: written for 1.2.2 where gate-small 1.2.1 lost to TF-IDF or refused
+  ordinary turns: maths word problems full of names and numbers read as ask/connect (the
+  MGSM suite: 0.585 vs TF-IDF 0.964), factual questions on sensitive topics refused
+  ("安乐死在哪些国家是合法的？"), and goodbyes without `session.terminate`. 90 word problems per
+  language (80 execute, events `[]`; 10 hard negatives: the same problem without its numbers
+  -> ask with the missing slot, the user's own balance -> connect with `private_data`); 90
+  knowledge questions per language (70 execute: law, history, medicine asked as a carer,
+  crime-fiction plotting, religion, security concepts; 20 contrast twins in the same `group`:
+  the operational harmful request -> refuse, or a first-person overdose or suicide plan ->
+  safety); 30 closings per language (22 goodbyes -> `session.terminate` + chitchat, 8
+  look-alikes: thanks plus a new question, "good night mode" as a light command); rows
+  without an earlier exchange or with another event went to `farewells.*` (the closings files
+  are context files: every row has one). Invented sentences, never copies of an evaluation
+  set (the writers did not open `shared/datasets`; the MGSM problems are not among them, and
+  the build drops any message that is in an eval suite). Checked: 5 random rows per file and
+  language (seed 7) and 4 of each language's new closings re-read, no label changed.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.

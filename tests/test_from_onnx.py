@@ -1,0 +1,59 @@
+"""Weights read back from an exported model.onnx reproduce the graph's own outputs.
+
+Run on the tiny folder in fp32 and blockwise int8 (plumbing: every op the recovery reads)
+and on the shipped folder (the graph ``model.init_from`` continues in practice).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from gatecli.artifact import default_model_dir
+from gatecli.gate import Gate
+from gatecli_train.from_onnx import load_folder_model
+from gatecli_train.model import head_defs_from_catalog
+from gatecli_train.tiny import build_tiny_model
+
+TEXTS = [
+    "turn off the lights", "我不想活了", "quelle heure est-il à Tokyo", "how do I make a bomb",
+    "remind me to call mom tomorrow at 5 and then play some jazz in the kitchen please",
+    "帮我订一张去上海的火车票", "je veux mourir", "ok",
+]  # fmt: skip
+
+
+def _compare(folder: Path) -> dict[str, float]:
+    gate = Gate(folder, coach_fn=None, segment_guard=False)
+    model, _, base = load_folder_model(folder, head_defs_from_catalog(gate.folder.catalog))
+    assert base["model"] == gate.model_id
+    seqs, _ = gate._encode([{"user_message": t} for t in TEXTS])
+    ort = gate.logits_ids(seqs)
+    width = max(map(len, seqs))
+    ids = torch.full((len(seqs), width), gate._pad_id)
+    mask = torch.zeros_like(ids)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)], mask[i, : len(s)] = torch.tensor(s), 1
+    with torch.no_grad():
+        out = {k: v.numpy() for k, v in model(ids, mask).items()}
+    return {
+        name: float(np.corrcoef(ort[name].ravel(), out[name].ravel())[0, 1]) for name in ort
+    } | {"max_diff": max(float(np.abs(ort[n] - out[n]).max()) for n in ort)}
+
+
+@pytest.mark.parametrize("quantize", [False, True])
+def test_tiny_folder_round_trips(tmp_path: Path, quantize: bool) -> None:
+    folder = build_tiny_model(tmp_path / "tiny", quantize=quantize)
+    got = _compare(folder)
+    if not quantize:  # fp32 initialisers: the same numbers, up to kernel rounding
+        assert got["max_diff"] < 1e-4, got
+    assert min(v for k, v in got.items() if k != "max_diff") > 0.99, got
+
+
+def test_shipped_folder_round_trips() -> None:
+    got = _compare(default_model_dir())
+    # int8 activations in onnxruntime vs fp32 in torch: close, not equal
+    assert min(v for k, v in got.items() if k != "max_diff") > 0.999, got
+    assert got["max_diff"] < 0.3, got
