@@ -156,6 +156,17 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
     assert "teacher: scoring the training set" in res.stderr
 
 
+def _continue(
+    base: list[str], init: Path, out: Path, run_dir: Path
+) -> subprocess.CompletedProcess[str]:
+    """Three steps of ``base``'s recipe continuing ``init`` (``model.init_from``)."""
+    return subprocess.run(
+        [*base, "--out", str(out), "--run-dir", str(run_dir),
+         "--set", f'model.init_from="{init}"', "--set", "train.max_steps=3"],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+    )  # fmt: skip
+
+
 @pytest.mark.slow
 def test_continue_from_a_finished_run(tmp_path: Path) -> None:
     """``model.init_from``: a second recipe starts from a finished run's weights and
@@ -170,11 +181,7 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
                          capture_output=True, text=True, cwd=REPO, timeout=900)  # fmt: skip
     assert res.returncode == 0, res.stderr[-2000:]
     before = (first / "model.final.pt").read_bytes()
-    res = subprocess.run(
-        [*base, "--out", str(tmp_path / "m2"), "--run-dir", str(tmp_path / "second-run"),
-         "--set", f'model.init_from="{first}"', "--set", "train.max_steps=3"],
-        capture_output=True, text=True, cwd=REPO, timeout=900,
-    )  # fmt: skip
+    res = _continue(base, first, tmp_path / "m2", tmp_path / "second-run")
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads(res.stdout)
     assert summary["base"]["base"] == f"continued from {first}" and summary["steps"] == 3
@@ -185,11 +192,7 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
     # and from the exported model folder (what survives a new machine): the same weights
     # read back from its model.onnx, its tokenizer, its recorded base
     folder = tmp_path / "m1"
-    res = subprocess.run(
-        [*base, "--out", str(tmp_path / "m3"), "--run-dir", str(tmp_path / "third-run"),
-         "--set", f'model.init_from="{folder}"', "--set", "train.max_steps=3"],
-        capture_output=True, text=True, cwd=REPO, timeout=900,
-    )  # fmt: skip
+    res = _continue(base, folder, tmp_path / "m3", tmp_path / "third-run")
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads(res.stdout)
     assert summary["base"]["init_base"]["model"].startswith("smoke") and summary["steps"] == 3

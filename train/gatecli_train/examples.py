@@ -89,6 +89,14 @@ def build_examples(
     return out
 
 
+def arrays(exs: list[Example], heads: list[HeadDef]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Targets and known-masks of ``exs`` per head, as arrays (what calibration and the
+    quick metrics read)."""
+    targets = {h.name: np.array([e.targets[h.name] for e in exs]) for h in heads}
+    known = {h.name: np.array([e.known[h.name] for e in exs], dtype=bool) for h in heads}
+    return targets, known
+
+
 def batches(
     examples: list[Example],
     batch_size: int,

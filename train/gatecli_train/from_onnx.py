@@ -25,7 +25,7 @@ from onnx import numpy_helper
 from tokenizers import Tokenizer
 
 from gatecli import artifact
-from gatecli_train.model import GateModel, HeadDef
+from gatecli_train.model import GateModel, HeadDef, heads_match
 
 PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 _MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+)?$")
@@ -174,8 +174,7 @@ def load_folder_model(folder: Path, heads: list[HeadDef]) -> tuple[GateModel, To
     from transformers import BertConfig, BertModel
 
     loaded = artifact.load_model_folder(folder)
-    theirs = {n: list(h.labels) for n, h in loaded.config.heads.items()}
-    if theirs != {h.name: list(h.labels) for h in heads}:
+    if not heads_match(loaded.config.heads, heads):
         raise ValueError(f"{folder}: its heads differ from the catalog's; cannot continue it")
     state, facts = state_from_onnx(loaded.model_path)
     cfg = BertConfig(**bert_config(state, facts))

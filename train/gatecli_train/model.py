@@ -9,6 +9,7 @@ that head's loss (spec §6) instead of being taught a false "none".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -116,6 +117,12 @@ def masked_losses(
             w = None if class_weights is None else class_weights.get(h.name)
             losses[h.name] = nn.functional.cross_entropy(z, y.long(), weight=w)
     return losses
+
+
+def heads_match(specs: Any, heads: list[HeadDef]) -> bool:
+    """Whether a model folder's heads (``gatecli.json``: name -> spec with ``labels``) are
+    ``heads`` with the same labels in the same order (what its logits' columns mean)."""
+    return {n: list(h.labels) for n, h in specs.items()} == {h.name: list(h.labels) for h in heads}
 
 
 def head_defs_from_catalog(catalog: dict) -> list[HeadDef]:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import yaml
 from tokenizers import Tokenizer
@@ -129,14 +128,6 @@ def _run_base(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-def _arrays(
-    exs: list[examples.Example], heads: list[HeadDef]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    targets = {h.name: np.array([e.targets[h.name] for e in exs]) for h in heads}
-    known = {h.name: np.array([e.known[h.name] for e in exs], dtype=bool) for h in heads}
-    return targets, known
-
-
 def _selection(run_dir: Path) -> dict[str, Any] | None:
     """Which step the dev score picked (``trainer._Selector``'s history), if selection ran."""
     path = run_dir / "selection.json"
@@ -233,7 +224,7 @@ def fit(
     def dev_score(m: GateModel) -> float:
         """Model selection: decision macro-F1 on the dev split (never a held-out suite)."""
         logits = trainer.predict_logits(m, ex_dev)
-        t, k = _arrays(ex_dev, heads)
+        t, k = examples.arrays(ex_dev, heads)
         return float(quick_metrics(heads, logits, t, k)["macro_f1"])
 
     return trainer.train(
@@ -252,12 +243,12 @@ def calibrate_and_score(
     """Temperatures and thresholds fitted on dev (``[calibration]``), quick dev/test metrics."""
     model.to("cpu").eval()
     dev_logits = trainer.predict_logits(model, ex_dev)
-    dev_t, dev_k = _arrays(ex_dev, heads)
+    dev_t, dev_k = examples.arrays(ex_dev, heads)
     cal = calibrate.calibrate(
         heads, dev_logits, dev_t, dev_k, recipe.calibration, calibrate.languages(ex_dev)
     )
     test_logits = trainer.predict_logits(model, ex_test)
-    test_t, test_k = _arrays(ex_test, heads)
+    test_t, test_k = examples.arrays(ex_test, heads)
     metrics = {
         "dev": quick_metrics(heads, dev_logits, dev_t, dev_k),
         "test": quick_metrics(heads, test_logits, test_t, test_k),

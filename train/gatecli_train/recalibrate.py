@@ -23,7 +23,7 @@ from gatecli import artifact
 from gatecli.gate import Gate
 from gatecli_train import calibrate, examples
 from gatecli_train.config import CalibrationConfig
-from gatecli_train.model import HeadDef, head_defs_from_catalog
+from gatecli_train.model import HeadDef, head_defs_from_catalog, heads_match
 
 
 @dataclass
@@ -55,12 +55,10 @@ def fit_folder(
 ) -> tuple[calibrate.Calibration, list[HeadDef]]:
     """Calibration of ``gate``'s model on labelled corpus-format ``records``."""
     heads = head_defs_from_catalog(gate.folder.catalog)
-    ours = {h.name: list(h.labels) for h in heads}
-    theirs = {name: list(spec.labels) for name, spec in gate.heads.items()}
-    if ours != theirs:
+    if not heads_match(gate.heads, heads):
         raise ValueError(
             f"{gate.folder.path}: the heads of catalog.yaml and gatecli.json differ "
-            f"({sorted(ours)} vs {sorted(theirs)}, or their labels)"
+            f"({sorted(h.name for h in heads)} vs {sorted(gate.heads)}, or their labels)"
         )
     exs = examples.build_examples(
         records, heads, gate.tokenizer, gate.config.template, gate.config.max_length
@@ -68,8 +66,7 @@ def fit_folder(
     if not exs:
         raise ValueError("no labelled records to calibrate on")
     logits = folder_logits(gate, exs)
-    targets = {h.name: np.array([e.targets[h.name] for e in exs]) for h in heads}
-    known = {h.name: np.array([e.known[h.name] for e in exs], dtype=bool) for h in heads}
+    targets, known = examples.arrays(exs, heads)
     cal = calibrate.calibrate(heads, logits, targets, known, cfg, calibrate.languages(exs))
     return cal, heads
 
