@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -53,6 +54,39 @@ def test_single_label_by_hand() -> None:
     assert m["macro_f1"] == pytest.approx((2 / 3 + 0.5 + 0.0) / 3)
     assert m["confusion"] == [[1, 1, 0], [0, 1, 0], [0, 1, 0]]
     assert m["per_class"]["b"]["precision"] == pytest.approx(1 / 3)
+
+
+def test_macro_f1_averages_over_the_suites_gold_classes() -> None:
+    """A turn predicted as a class the suite has no gold turn of costs its own class's
+    recall; it does not add a class of F1 0 (risk_in_context: one ``ask`` moved 0.2)."""
+    m = M.single_label(["a", "a", "b", "b"], ["a", "c", "b", "b"], ["a", "b", "c"])
+    # a: P=1 R=.5 F1=2/3; b: F1=1; c has no gold turn -> mean over a, b
+    assert m["macro_f1"] == pytest.approx((2 / 3 + 1.0) / 2)
+    assert m["macro_f1_all"] == pytest.approx((2 / 3 + 1.0 + 0.0) / 3)
+    assert m["per_class"]["c"]["precision"] == 0.0 and m["accuracy"] == 0.75
+
+
+def test_gate_skips_a_criterion_below_its_min_support() -> None:
+    """events_micro_f1 on 16 gold labels (ordinary_en): one label is 0.06 of micro-F1, more
+    than the 0.02 tolerance, so the default gate skips it and says so; on 60 it fails."""
+    from gatecli.evaluation.compare import load_criteria, release_gate
+
+    def suite(gold_labels: int) -> dict[str, Any]:
+        def side(f1: float) -> dict[str, Any]:
+            ev = {"micro_f1": f1, "gold_labels": gold_labels, "n_empty": 500,
+                  "false_positive_rate": 0.0}  # fmt: skip
+            return {"overall": {"events": ev}, "views": {}}
+
+        return {"model": side(0.80), "baseline": side(0.90)}
+
+    crit = [c for c in load_criteria() if c.get("name") == "events_micro_f1"]
+    small = release_gate({"ordinary_en": suite(16)}, crit)
+    assert small["passed"] and small["checks"][0]["reason"].startswith("skipped:")
+    large = release_gate({"ordinary_en": suite(60)}, crit)
+    assert not large["passed"] and "0.9000 -> 0.8000" in large["checks"][0]["reason"]
+    no_support = [{k: v for k, v in c.items() if k not in ("support", "min_support")}
+                  for c in crit]  # fmt: skip
+    assert not release_gate({"ordinary_en": suite(16)}, no_support)["passed"]
 
 
 def test_multi_label_false_positive_rate_by_hand() -> None:

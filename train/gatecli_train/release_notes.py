@@ -52,6 +52,11 @@ def section(res: dict[str, Any], version: str) -> str:
         lines.append(f"- {c['suite']}: {c['name']}: {c['reason']}")
     if failed:
         lines.append("")
+    # A skipped check is not a pass a reader should take on trust: name each one.
+    skipped = [c for c in gate.get("checks", []) if str(c.get("reason", "")).startswith("skipped")]
+    if skipped:
+        lines += ["Not checked:", ""]
+        lines += [f"- {c['suite']}: {c['name']}: {c['reason']}" for c in skipped] + [""]
     head = "| suite | fixed | broken | " + " | ".join(f"Δ {k}" for k in KEY_DELTAS) + " |"
     lines += [head, "|---" * (len(KEY_DELTAS) + 3) + "|"]
     for name, comp in res.get("comparison", {}).items():

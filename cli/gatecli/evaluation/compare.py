@@ -96,6 +96,9 @@ def _check(
     mv, bv = lookup(model[where], key), lookup(base[where], key)
     if mv is None or bv is None:
         return None
+    skip = _too_small(c, model[where])
+    if skip:
+        return {**row, "passed": True, "model": mv, "baseline": bv, "reason": skip}
     change = mv - bv
     if "max_drop" in c:
         ok = -change <= float(c["max_drop"]) + 1e-12
@@ -106,6 +109,21 @@ def _check(
     else:
         raise ValueError(f"gate criterion {name!r} needs max_drop or max_rise")
     return {**row, "passed": ok, "model": mv, "baseline": bv, "reason": reason}
+
+
+def _too_small(c: dict[str, Any], overall: dict[str, Any]) -> str | None:
+    """Why a criterion with ``support`` + ``min_support`` is skipped on a suite, or None.
+
+    Both models are scored on the same records, so the support (a count of gold labels or
+    turns) is the same for both; it is read from the candidate's numbers. A criterion whose
+    support is absent from the numbers (an older eval JSON) is checked as before.
+    """
+    if "min_support" not in c or "support" not in c:
+        return None
+    n = lookup(overall, str(c["support"]))
+    if n is None or n >= int(c["min_support"]):
+        return None
+    return f"skipped: {c['support']} = {n} < min_support {c['min_support']}"
 
 
 def release_gate(

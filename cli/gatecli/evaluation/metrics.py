@@ -27,12 +27,19 @@ def _f1(p: float, r: float) -> float:
 def single_label(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> dict[str, Any]:
     """Accuracy, macro-F1, per-class precision/recall/F1/support and the confusion matrix.
 
-    Macro-F1 averages over the labels that occur in gold or predictions (a class absent from
-    both says nothing about the model), which is what scikit-learn does by default.
+    Macro-F1 averages over the classes that occur in gold: the classes the suite is about.
+    A turn predicted as a class the suite has no gold turn of still costs the recall of its
+    gold class; it does not add a class of F1 0 to the mean. Averaging over predicted
+    classes too (scikit-learn's default) let one turn move a 3-class suite's macro-F1 by
+    0.2: ``risk_in_context`` read 0.617 -> 0.835 between gate-small 1.2.0 and 1.2.1 because
+    1.2.0 answered ``ask`` on one of 582 turns, while each class's F1 moved by under 0.03.
+    ``macro_f1_all`` keeps the old average for comparison with earlier reports.
 
     Example:
         >>> single_label(["a", "b"], ["a", "a"], ["a", "b"])["macro_f1"]
         0.3333333333333333
+        >>> single_label(["a", "a"], ["a", "c"], ["a", "c"])["macro_f1"]
+        0.6666666666666666
     """
     labels = list(labels) + sorted({*gold, *pred} - set(labels))
     index = {lab: i for i, lab in enumerate(labels)}
@@ -41,7 +48,7 @@ def single_label(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]
         cm[index[g], index[p]] += 1
     tp = np.diag(cm)
     per_class: dict[str, dict[str, float]] = {}
-    f1s = []
+    f1s, f1s_all = [], []
     for i, lab in enumerate(labels):
         prec = _safe_div(tp[i], cm[:, i].sum())
         rec = _safe_div(tp[i], cm[i, :].sum())
@@ -49,12 +56,15 @@ def single_label(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]
         per_class[lab] = {
             "precision": prec, "recall": rec, "f1": f1, "support": int(cm[i, :].sum()),
         }  # fmt: skip
-        if cm[i, :].sum() or cm[:, i].sum():
+        if cm[i, :].sum():
             f1s.append(f1)
+        if cm[i, :].sum() or cm[:, i].sum():
+            f1s_all.append(f1)
     return {
         "n": int(cm.sum()),
         "accuracy": _safe_div(tp.sum(), cm.sum()),
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
+        "macro_f1_all": float(np.mean(f1s_all)) if f1s_all else 0.0,
         "per_class": per_class,
         "labels": labels,
         "confusion": cm.tolist(),
@@ -69,6 +79,8 @@ def multi_label(
     ``false_positive_rate`` is the share of turns whose gold set is empty that get at least
     one predicted label: for events, how often the gate acts when it should only answer.
     ``turn_recall`` is the share of gold labels found on turns that have any.
+    ``gold_labels`` counts them: the support the release gate's ``min_support`` reads, since
+    below 1/tolerance gold labels a single changed label moves micro-F1 past the tolerance.
 
     Example:
         >>> multi_label([["x"], []], [["x"], ["y"]], ["x", "y"])["false_positive_rate"]
@@ -116,6 +128,7 @@ def multi_label(
         "macro_f1": float(np.mean(f1s)) if f1s else 0.0,
         "exact_match": _safe_div(exact, n),
         "turn_recall": _safe_div(found, wanted),
+        "gold_labels": wanted,
         "n_empty": empty,
         "false_positive_rate": _safe_div(empty_fp, empty),
         "per_label": per_label,

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# One gate-small release, unattended, in the order a session can afford (issue 14: "fit the
+# retrain into one session"). Two sessions in a row trained a candidate and lost it with the
+# machine before its evaluation finished; this script chains every step so that nothing waits
+# for a person between them, and logs each step's wall time to $WORK/timings.tsv.
+#
+#   train/release.sh RECIPE VERSION [PREVIOUS_MODEL_DIR]
+#   train/release.sh train/gatecli_train/configs/gate-small-refresh.toml 1.2.2
+#
+# Writes under $WORK (default /tmp/gatecli-release-VERSION), never into models/:
+#   model/            the exported, calibrated, parity-checked folder (gatecli train)
+#   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
+#   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
+#   CHANGELOG.md      a copy of PREVIOUS's changelog with this release's section on top
+#   bench.json        benchmarks/bench.py all, new vs previous in one run
+# Shipping stays a decision: read eval.json's gate, then copy model/ over
+# models/gatecli_models/gate-small, write the card (the last line printed says how) and
+# commit. Measured on the 2-core machine (2026-12-02): training about 45 min for 1,507
+# steps, export + parity 10, eval of two models on all suites about 15 (58 on a slow day).
+# LIMIT=N cuts every eval suite and baseline split to N turns and the benchmark to N-sized
+# sets: a rehearsal of the whole chain, e.g. with the smoke recipe (numbers mean nothing).
+set -euo pipefail
+
+recipe=${1:?recipe .toml}
+version=${2:?version, e.g. 1.2.2}
+previous=${3:-models/gatecli_models/gate-small}
+WORK=${WORK:-/tmp/gatecli-release-$version}
+export HF_HUB_OFFLINE=1
+mkdir -p "$WORK"
+limit=() bench_size=()
+if [ -n "${LIMIT:-}" ]; then
+  limit=(--limit "$LIMIT")
+  bench_size=(--n "$LIMIT" --turns $((LIMIT * 10)) --kernel-texts "$LIMIT" --repeats 1)
+fi
+# The previous release is copied first: the recipe may continue it (model.init_from) and the
+# copy in models/ may be replaced while this runs.
+rm -rf "$WORK/previous" && cp -r "$previous" "$WORK/previous"
+
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "== $name: $*" >&2
+  "$@"
+  printf '%s\t%d\n' "$name" $((SECONDS - start)) >>"$WORK/timings.tsv"
+}
+
+step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress
+step eval gatecli eval --model "$WORK/model" --baseline "$WORK/previous" --suite all \
+  --json "$WORK/eval.json" "${limit[@]}" || echo "release gate failed: see $WORK/eval.json" >&2
+if [ ! -d "$WORK/baselines/tfidf" ]; then
+  step tfidf-build gatecli eval build-baselines --kind tfidf --out "$WORK/baselines" "${limit[@]}"
+fi
+step tfidf-eval gatecli eval --model "$WORK/baselines/tfidf" --suite all --json "$WORK/tfidf.json" \
+  "${limit[@]}"
+if [ -f "$WORK/previous/CHANGELOG.md" ]; then cp "$WORK/previous/CHANGELOG.md" "$WORK/CHANGELOG.md"; fi
+step notes python -m gatecli_train.release_notes --eval "$WORK/eval.json" --version "$version" \
+  --changelog "$WORK/CHANGELOG.md" --baseline-out "$WORK/previous-eval.json"
+step bench python benchmarks/bench.py all --model "$WORK/model" --previous "$WORK/previous" \
+  --out "$WORK/bench.json" "${bench_size[@]}"
+cat "$WORK/timings.tsv" >&2
+echo "card: python -m gatecli_train.card --model DIR --eval $WORK/eval.json" \
+  "--compare TF-IDF=$WORK/tfidf.json --tfidf TF-IDF --summary runs/$(basename "$recipe" .toml)/summary.json" >&2
