@@ -15,8 +15,9 @@
 #   bench.json        benchmarks/bench.py all, new vs previous in one run
 # Shipping stays a decision: read eval.json's gate, then copy model/ over
 # models/gatecli_models/gate-small, write the card (the last line printed says how) and
-# commit. Measured on the 2-core machine (2026-12-02): training about 45 min for 1,507
-# steps, export + parity 10, eval of two models on all suites about 15 (58 on a slow day).
+# commit. On the 2-core machine (2026-12-02): training about 45 min for 1,507 steps (1.8 s a
+# step over the first 200), export + parity about 10, eval of two models on all suites 13.5
+# (58 on a slow day).
 # LIMIT=N cuts every eval suite and baseline split to N turns and the benchmark to N-sized
 # sets: a rehearsal of the whole chain, e.g. with the smoke recipe (numbers mean nothing).
 set -euo pipefail
@@ -32,8 +33,9 @@ if [ -n "${LIMIT:-}" ]; then
   limit=(--limit "$LIMIT")
   bench_size=(--n "$LIMIT" --turns $((LIMIT * 10)) --kernel-texts "$LIMIT" --repeats 1)
 fi
-# The previous release is copied first: the recipe may continue it (model.init_from) and the
-# copy in models/ may be replaced while this runs.
+# The previous release is copied first so that the baseline of the eval step is the folder
+# this run started from, even if models/ is replaced meanwhile. (A recipe's model.init_from
+# still names its own path; it is read once, when training starts.)
 rm -rf "$WORK/previous" && cp -r "$previous" "$WORK/previous"
 
 step() {
