@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from gatecli.evaluation.report import lookup
+
 DEFAULT_GATE = Path(__file__).with_name("default_gate.yaml")
 DELTA_METRICS = (
     "decision.accuracy", "decision.macro_f1", "decision.safety_recall", "decision.ece",
@@ -19,15 +21,6 @@ DELTA_METRICS = (
     "scenario_tags.micro_f1", "missing_slots.micro_f1", "escalation_share", "latency_ms.p50",
 )  # fmt: skip
 FLIP_HEADS = ("decision", "events")
-
-
-def lookup(tree: Any, dotted: str) -> Any:
-    """``lookup(d, "decision.macro_f1")`` -> ``d["decision"]["macro_f1"]`` or None."""
-    for part in dotted.split("."):
-        if not isinstance(tree, dict) or part not in tree:
-            return None
-        tree = tree[part]
-    return tree
 
 
 def deltas(model: dict[str, Any], base: dict[str, Any]) -> dict[str, dict[str, float | None]]:
