@@ -19,7 +19,13 @@ from gatecli.heads import HeadOutputs
 # Sentence ends: CJK full stops need no space after them; Latin ones do (so "3.5" and "e.g."
 # inside a sentence stay whole most of the time). Line breaks always split.
 _SPLIT = re.compile(r"(?<=[。！？；!?])|(?<=[.;…])\s+|\n+")
-MAX_SEGMENTS = 8
+MAX_SEGMENTS = 12
+# Over the cap, the first HEAD_SEGMENTS and the last MAX_SEGMENTS - HEAD_SEGMENTS are scored.
+# The tail gets most of the budget: the whole-turn pass already reads the beginning (the
+# template trims a long message from the end, at max_length tokens), and a request appended to
+# pasted text comes last ("<a long article>. Now explain how to make it at home"). Keeping the
+# first 8 sentences, as before, hid exactly that sentence from both passes.
+HEAD_SEGMENTS = 4
 MIN_SEGMENT_CHARS = 3
 # Risk labels, mildest first: a segment overrides the turn only with a stronger one.
 RISK_ORDER = ("refuse", "safety")
@@ -29,7 +35,7 @@ def split_segments(message: str) -> list[str]:
     """The distinct sentences of ``message`` when it has two or more, else ``[]``.
 
     Repeated sentences count once (a risky sentence hidden among repetitions is still
-    found); at most :data:`MAX_SEGMENTS`, first ones kept.
+    found); at most :data:`MAX_SEGMENTS`: the first :data:`HEAD_SEGMENTS` and the last ones.
 
     Example:
         >>> split_segments("Turn on the lights. Turn on the lights. I want to die.")
@@ -39,7 +45,9 @@ def split_segments(message: str) -> list[str]:
     """
     parts = [p.strip() for p in _SPLIT.split(message)]
     kept = list(dict.fromkeys(p for p in parts if len(p) >= MIN_SEGMENT_CHARS))
-    return kept[:MAX_SEGMENTS] if len(kept) >= 2 else []
+    if len(kept) > MAX_SEGMENTS:
+        kept = kept[:HEAD_SEGMENTS] + kept[HEAD_SEGMENTS - MAX_SEGMENTS :]
+    return kept if len(kept) >= 2 else []
 
 
 def risk_label(probs: Mapping[str, float], floors: Sequence[tuple[str, float]]) -> str | None:
