@@ -81,9 +81,11 @@ def test_gate_skips_a_criterion_below_its_min_support() -> None:
 
     crit = [c for c in load_criteria() if c.get("name") == "events_micro_f1"]
     small = release_gate({"ordinary_en": suite(16)}, crit)
-    assert small["passed"] and small["checks"][0]["reason"].startswith("skipped:")
+    assert small["passed"] and small["checks"][0]["skipped"]
+    assert small["checks"][0]["reason"].startswith("skipped:")
     large = release_gate({"ordinary_en": suite(60)}, crit)
     assert not large["passed"] and "0.9000 -> 0.8000" in large["checks"][0]["reason"]
+    assert not large["checks"][0].get("skipped")
     no_support = [{k: v for k, v in c.items() if k not in ("support", "min_support")}
                   for c in crit]  # fmt: skip
     assert not release_gate({"ordinary_en": suite(16)}, no_support)["passed"]

@@ -53,7 +53,12 @@ def section(res: dict[str, Any], version: str) -> str:
     if failed:
         lines.append("")
     # A skipped check is not a pass a reader should take on trust: name each one.
-    skipped = [c for c in gate.get("checks", []) if str(c.get("reason", "")).startswith("skipped")]
+    # (`skipped` is a field since 2026-12-03; older eval JSON says so only in the reason.)
+    skipped = [
+        c
+        for c in gate.get("checks", [])
+        if c.get("skipped") or str(c.get("reason", "")).startswith("skipped")
+    ]
     if skipped:
         lines += ["Not checked:", ""]
         lines += [f"- {c['suite']}: {c['name']}: {c['reason']}" for c in skipped] + [""]

@@ -77,7 +77,8 @@ def _check(
         if mv is None or bv is None:
             return None
         if not bv["all_pass"]:
-            return {**row, "passed": True, "model": mv["passed"], "baseline": bv["passed"],
+            return {**row, "passed": True, "skipped": True, "model": mv["passed"],
+                    "baseline": bv["passed"],
                     "reason": "skipped: the baseline does not pass every seed"}  # fmt: skip
         return {**row, "passed": mv["all_pass"], "model": mv["passed"], "baseline": bv["passed"],
                 "reason": f"{mv['passed']}/{mv['n']} seeds pass"}  # fmt: skip
@@ -91,7 +92,8 @@ def _check(
         return None
     skip = _too_small(c, model[where])
     if skip:
-        return {**row, "passed": True, "model": mv, "baseline": bv, "reason": skip}
+        return {**row, "passed": True, "skipped": True, "model": mv, "baseline": bv,
+                "reason": skip}  # fmt: skip
     change = mv - bv
     if "max_drop" in c:
         ok = -change <= float(c["max_drop"]) + 1e-12
