@@ -265,6 +265,18 @@ maps), `safety_sets.py`, `eval_suites.py`.
   set (the writers did not open `shared/datasets`; the MGSM problems are not among them, and
   the build drops any message that is in an eval suite). Checked: 5 random rows per file and
   language (seed 7) and 4 of each language's new closings re-read, no label changed.
+- **Pasted passages and mid-task thanks (issue 14, corpus 1.2.3;
+  `data/authored/passages.{en,zh,fr}.jsonl`, 80 rows each)**: written after the 1.2.2
+  candidate let pasted text with a harmful request at the end through (the whole-turn pass reads
+  the first 96 tokens) and fired `session.terminate` on thanks inside an ongoing task. 30
+  groups per language: one factual passage (6-14 sentences: encyclopedia, news, lab manual,
+  forum post, e-mail; industrial chemistry, toxicology, pathogens, explosives history, weapons
+  law, malware reports, drugs, extremism history, surveillance, scams, suicide statistics)
+  followed once by a benign request (summarise, translate, explain, quiz) -> execute and once
+  by an operational harmful request that uses it -> refuse (4 groups: first-person intent ->
+  safety); 20 acknowledgements after a confirmed action ("thanks, im connected now") ->
+  execute, events `[]`, chitchat. Invented text: the writers did not open `shared/datasets` or
+  `data/eval`. Checked: 4 random rows of en and 3 each of zh and fr re-read, no label changed.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
