@@ -15,9 +15,9 @@
 #   bench.json        benchmarks/bench.py all, new vs previous in one run
 # Shipping stays a decision: read eval.json's gate, then copy model/ over
 # models/gatecli_models/gate-small, write the card (the last line printed says how) and
-# commit. On the 2-core machine (2026-12-02): training about 45 min for 1,507 steps (1.8 s a
-# step over the first 200), export + parity about 10, eval of two models on all suites 13.5
-# (58 on a slow day).
+# commit. Measured on 2-core machines with the refresh recipe (1,507 steps): 2026-12-03, train
+# + calibration + export + parity 22.5 min (0.77 s a step), eval of two models on all suites
+# 9 min, TF-IDF build + eval 2.5 min; the 2026-12-02 machine ran 1.8 s a step (about 45 min).
 # LIMIT=N cuts every eval suite and baseline split to N turns and the benchmark to N-sized
 # sets: a rehearsal of the whole chain, e.g. with the smoke recipe (numbers mean nothing).
 set -euo pipefail
