@@ -92,3 +92,41 @@ def test_tied_tables_are_left_alone(tmp_path: Path) -> None:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     assert Q.quantize_embeddings(model) == []
+
+
+def _matmul_model(weight: np.ndarray, path: Path) -> None:
+    k, n = weight.shape
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="/model/dense/MatMul")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, n])],
+        [numpy_helper.from_array(weight, "w")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_blockwise_weights_with_and_without_zero_points(tmp_path: Path, symmetric: bool) -> None:
+    """``symmetric=False`` stores a zero point per block (gate-small 1.2.3's export): the
+    node carries it, onnxruntime runs it, and :mod:`gatecli_train.from_onnx` reads the
+    weights back (a later ``model.init_from`` continues such a folder). Weights all of one
+    sign are where the zero point pays: the 256 levels span [min, max], not [-max, max]."""
+    from gatecli_train.from_onnx import _matmul_nbits
+
+    rng = np.random.default_rng(2)
+    weight = rng.uniform(0.01, 0.1, size=(64, 48)).astype(np.float32)
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    _matmul_model(weight, src)
+    notes = Q.quantize_blockwise(src, dst, symmetric=symmetric)
+    assert ("with zero points" in notes[-1]) is not symmetric
+    model = onnx.load(str(dst))
+    (node,) = [n for n in model.graph.node if n.op_type == "MatMulNBits"]
+    assert (len(node.input) > 3 and bool(node.input[3])) is not symmetric
+    init = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    read_back = _matmul_nbits(node, init).T
+    step = (weight.max() - weight.min() if not symmetric else 2 * weight.max()) / 255
+    assert np.abs(read_back - weight).max() <= step  # half a level each side, and then some
+    x = rng.normal(size=(5, 64)).astype(np.float32)
+    y = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, x @ read_back, rtol=0.02, atol=0.02)

@@ -93,9 +93,9 @@ def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
 def quantize_model(src: Path, dst: Path, cfg: ExportConfig) -> list[str]:
     """int8 model ``dst`` from fp32 ``src`` by ``cfg.quantization`` (blockwise | dynamic)."""
     if cfg.quantization == "blockwise":
-        return quant.quantize_blockwise(
-            src, dst, cfg.keep_fp32, cfg.accuracy_level or None
-        )  # 0 = fp32 activations
+        return quant.quantize_blockwise(  # accuracy_level 0 = fp32 activations
+            src, dst, cfg.keep_fp32, cfg.accuracy_level or None, cfg.weight_symmetric
+        )
     return quant.quantize_dynamic_int8(src, dst, cfg.keep_fp32)
 
 
