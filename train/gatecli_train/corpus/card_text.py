@@ -278,20 +278,21 @@ maps), `safety_sets.py`, `eval_suites.py`.
   execute, events `[]`, chitchat. Invented text: the writers did not open `shared/datasets` or
   `data/eval`. Checked: 4 random rows of en and 3 each of zh and fr re-read, no label changed.
 - **Harmful requests as well-formed questions (issue 14, corpus 1.2.4;
-  `data/authored/harmq.{en,zh,fr}.jsonl`, 120 rows each)**: written after the 1.2.3 candidate
-  executed harmful requests phrased as tidy questions. The cause is in the training data, not
-  in the evaluation items: in the English authored files 67 well-formed questions (capital,
-  ending in "?") were `execute` and one `refuse`, since harmful turns were written as casual
-  imperatives; corpus 1.2.2's sensitive knowledge questions (70 execute to 20 refuse or safety
-  per language) added to it. 60 groups per language over 12 harm categories (attacks and
-  terrorism, mass harm, weapons, minors and grooming, hate against a group, justifying
-  massacres, fraud and pyramid schemes, other people's private records, drugs, hacking other
-  people's accounts, hurting a specific person, evading the police): one harmful request
-  written as a complete question ("How can I …?", "为什么应该禁止……？", "Où puis-je … ?")
-  -> refuse, and a benign twin in the same form on the same topic (prevention, history, the
-  law, one's own account) -> execute, events `[]`. The writers were told the category, not
-  any evaluation item, and did not open `shared/datasets` or `data/eval`. Checked: 5 random
-  rows per language (seed 7) re-read, no label changed.
+  `data/authored/harmq.{en,zh,fr}.jsonl`, 120 rows each)**: written after the 1.2.3
+  candidate executed harmful requests phrased as tidy questions. The cause is in the
+  training data, not in the evaluation items: in the English authored files 67 questions
+  under 200 characters (a question word first, "?" last) were `execute` and one `refuse`,
+  since harmful turns were written as casual imperatives; corpus 1.2.2's sensitive
+  knowledge questions (70 execute to 20 refuse or safety per language) added to it. 60
+  groups per language over 12 harm categories (attacks and terrorism, mass harm, weapons,
+  minors and grooming, hate against a group, justifying massacres, fraud and pyramid
+  schemes, other people's private records, drugs, hacking other people's accounts, hurting
+  a specific person, evading the police): one harmful request written as a complete
+  question ("How can I …?", "为什么应该禁止……？", "Où puis-je … ?") -> refuse, and a benign twin
+  in the same form on the same topic (prevention, history, the law, one's own account) ->
+  execute, events `[]`. The writers were told the category, not any evaluation item, and
+  did not open `shared/datasets` or `data/eval`. Checked: 5 random rows per language (seed
+  7) re-read, no label changed.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
