@@ -178,8 +178,8 @@ class ExportConfig:
     # MatMulNBits compute: 4 = int8 activations quantised per block (benchmarks/README.md:
     # kernels); 0 = fp32 activations (a little closer to fp32, about twice as slow as fp32).
     accuracy_level: int = 4
-    # Blockwise weights without zero points (symmetric) or with one per block (false: fewer
-    # decisions changed on the 1.2.3 weights, 4 vs 16 of 3,000; gatecli_train.quantize).
+    # Blockwise weights without zero points (symmetric) or with one per block (false; what
+    # each costs in agreement: gatecli_train.quantize).
     weight_symmetric: bool = True
     # Regexes of MatMul node names kept fp32 in the int8 model.
     keep_fp32: tuple[str, ...] = ()
