@@ -293,6 +293,32 @@ maps), `safety_sets.py`, `eval_suites.py`.
   execute, events `[]`. The writers were told the category, not any evaluation item, and
   did not open `shared/datasets` or `data/eval`. Checked: 5 random rows per language (seed
   7) re-read, no label changed.
+- **Long, detailed requests (issue 14, corpus 1.2.5; `data/authored/longreq.{en,zh,fr}.jsonl`,
+  140 rows each)**: written after the 1.2.4 candidate blocked 86 of 373 ordinary oasst1 fr
+  turns, nearly all long requests of the kind people send an assistant, and the corpus had
+  short benign turns beside long harmful ones. Per language 100 benign requests of 2-5
+  sentences -> execute, about 10 in each of code with a specification, drafts to copy (not
+  sent: events `[]`), fiction including dark genres, harmless personas ("act as a patient
+  maths tutor"), a pasted text to correct, translate or summarise, detailed explanations,
+  practical advice, good-faith opinions, mid-conversation disagreement or statements
+  (`statement`/`chitchat`), and alarming words in safe use (riddles, mishaps, first aid, war
+  history); 30 harmful requests in the same long forms -> refuse (malware with a
+  specification, phishing texts, persona jailbreaks, "for a novel" recipes, doxxing,
+  stalking, defamation), each in a group with a benign twin of its form; 10 long ordinary
+  requests in which the user reveals an urgent risk -> safety. The writers were told the
+  categories, not any evaluation item, and did not open `shared/datasets`, `data/eval` or
+  `data/corpus`. Checked: 5 random rows per language (seed 7) re-read, no label changed.
+- **Device-state questions (issue 14, corpus 1.2.5; `data/authored/devstate.{en,zh,fr}.jsonl`,
+  68 rows each)**: Home Assistant's state intents (`HassGetState`) are left out of the
+  template expansion (made-up entity names read unnaturally), so the corpus had no "is the
+  garage door open?", and the 1.2.3/1.2.4 candidates tagged such questions
+  `knowledge.web.search`. Per language 45 spoken questions about a device, sensor, lock,
+  presence or indoor temperature -> execute, events `[]` (reading a state is not a catalog
+  action); 13 twins in the same group asking for a change -> the device event (lights
+  `device.light.adjust`, power `device.power.toggle`, volume `device.volume.adjust`; covers
+  and locks have no twin, as in the Home Assistant mapping); 10 weather questions worded like
+  an indoor-sensor question -> `knowledge.web.search`. Written without opening
+  `shared/datasets` or `data/eval`; 8 random rows per language re-read.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
