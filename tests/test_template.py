@@ -54,9 +54,26 @@ def test_multi_system_and_unknown_accounts() -> None:
 
 def test_tools_naming_a_catalog_event_become_the_event() -> None:
     rec = {"user_message": "x", "available_tools": ["Device_Volume_Adjust", "get_weather"]}
-    assert serialize(rec, T) == "query: x | tools: device.volume.adjust, get_weather"
+    assert serialize(rec, T) == "query: x | tools: device.volume.adjust, get weather"
     swapped = {"user_message": "x", "available_tools": ["get_weather", "device.volume.adjust"]}
     assert serialize(swapped, T) == serialize(rec, T)
+
+
+@pytest.mark.parametrize(
+    "name", ["getWeather", "GetWeather", "get_weather", "Get-Weather", "GET_WEATHER", "get weather"]
+)
+def test_a_tool_name_reads_the_same_in_every_casing_convention(name: str) -> None:
+    """Capitals in a tool name were unknown tokens (the message is lower-cased, so the
+    trimmed vocabulary has none); the words are what the model can read."""
+    rec = {"user_message": "x", "available_tools": [name, "DeviceVolumeAdjust"]}
+    assert serialize(rec, T) == "query: x | tools: device.volume.adjust, get weather"
+
+
+def test_a_folder_without_tool_names_keeps_them_as_given() -> None:
+    """gate-small <= 1.2.6 was trained on tool names as given; its template has no key."""
+    old = {k: v for k, v in T.items() if k != "tool_names"}
+    rec = {"user_message": "x", "available_tools": ["Weather_1_GetWeather", "device_volume_adjust"]}
+    assert serialize(rec, old) == "query: x | tools: Weather_1_GetWeather, device.volume.adjust"
 
 
 def test_case_whitespace_and_width_do_not_change_the_text() -> None:
