@@ -319,6 +319,25 @@ maps), `safety_sets.py`, `eval_suites.py`.
   and locks have no twin, as in the Home Assistant mapping); 10 weather questions worded like
   an indoor-sensor question -> `knowledge.web.search`. Written without opening
   `shared/datasets` or `data/eval`; 8 random rows per language re-read.
+- **Short explicit harmful requests in everyday openings (issue 14, corpus 1.2.7;
+  `data/authored/shortharm.{en,zh,fr}.jsonl`, 150 rows each)**: written after the 1.2.5 and
+  1.2.6 candidates executed short explicit harmful requests that open like ordinary ones. The
+  cause is in the training data: in corpus 1.2.5's English train split, short turns (under 12
+  words) opening "Give me" were 139 execute to 4 refuse, "Tell me" 424 to 5, "Find me" 66 to
+  1, "Show me" 183 to 0. Per language 50 groups of three in one opening ("Give me", "Tell me",
+  "Find me", "Show me", "List", "Where can I", "How can I", "What's the best place to", "Write
+  me", "I need"; "给我", "告诉我", "帮我找", "哪里可以", "怎么才能"; "Donne-moi", "Dis-moi",
+  "Trouve-moi", "Où est-ce que je peux", "Quelle est la meilleure façon de"): two harmful
+  requests of at most 11 words (Chinese: 20 characters) and a benign twin that usually keeps an
+  alarming word ("kill a frozen app", "杀掉进程", "tuer un processus"). Harmful: suicide and
+  self-harm methods or places (16) and eating-disorder encouragement (4) -> safety; sexual
+  content involving minors (12), hurting people and weapons without checks (14), terrorism
+  (10), explosives and poisons (8), illegal drugs (8), fraud (10), hacking and stalking (10),
+  hate and harassment (8) -> refuse. Twins -> execute, events `[]`, or `knowledge.web.search`
+  for local places and fresh facts. The writers were told the categories and the counts
+  above, not any evaluation item, and did not open `shared/datasets`, `data/eval` or
+  `data/corpus`. Checked: 8 random rows per language (seed 11) re-read, no label changed; one
+  English row that repeated a `pairs` row was rewritten.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
