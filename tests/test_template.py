@@ -69,6 +69,12 @@ def test_a_tool_name_reads_the_same_in_every_casing_convention(name: str) -> Non
     assert serialize(rec, T) == "query: x | tools: device.volume.adjust, get weather"
 
 
+def test_a_tool_name_without_words_is_left_out() -> None:
+    rec = {"user_message": "x", "available_tools": ["@@", "get_weather"]}
+    assert serialize(rec, T) == "query: x | tools: get weather"
+    assert serialize({"user_message": "x", "available_tools": ["--"]}, T) == "query: x"
+
+
 def test_a_folder_without_tool_names_keeps_them_as_given() -> None:
     """gate-small <= 1.2.6 was trained on tool names as given; its template has no key."""
     old = {k: v for k, v in T.items() if k != "tool_names"}

@@ -198,7 +198,8 @@ def canonical_tools(value: Any, events: Iterable[str], *, words: bool = False) -
     """
     key = tool_words if words else normalize_name
     by_key = {key(e): e for e in events}
-    return sorted({by_key.get(key(t), tool_words(t) if words else t) for t in _items(value)})
+    names = {by_key.get(key(t), tool_words(t) if words else t) for t in _items(value)}
+    return sorted(n for n in names if n)  # a name of symbols only has no words
 
 
 def history_turns(context: Any) -> list[tuple[str, str]]:
