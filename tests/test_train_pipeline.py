@@ -198,3 +198,13 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
     assert summary["base"]["init_base"]["model"].startswith("smoke") and summary["steps"] == 3
     third = Tokenizer.from_file(str(tmp_path / "third-run" / "tokenizer.json")).get_vocab()
     assert third == vocab[0]
+    # [train] qat with the dynamic int8 export (the MatMulInteger kernels it prepares for):
+    # trains fake-quantised, exports a plain graph, quantises it and checks parity
+    import onnx
+
+    qat_base = [*base, "--set", "train.qat=true", "--set", 'export.quantization="dynamic"']
+    res = _continue(qat_base, first, tmp_path / "m4", tmp_path / "qat-run")
+    assert res.returncode == 0, res.stderr[-2000:]
+    ops = {n.op_type for n in onnx.load(str(tmp_path / "m4" / "model.onnx")).graph.node}
+    assert "MatMulInteger" in ops and "MatMulNBits" not in ops, ops
+    assert json.loads(res.stdout)["parity"]["int8_decision_agreement"] >= 0.9

@@ -114,6 +114,10 @@ class TrainConfig:
     # Score the dev split every this many steps (and at the last step) and keep the best
     # weights instead of the last ones; 0 keeps the last step.
     select_every: int = 0
+    # Fake-quantise the encoder's Linear layers as onnxruntime's dynamic int8 runs them
+    # (gatecli_train.qat), through training, selection and calibration; for
+    # ``export.quantization = "dynamic"``.
+    qat: bool = False
 
     def __post_init__(self) -> None:
         def weights() -> list[Any]:

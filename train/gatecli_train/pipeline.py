@@ -12,6 +12,7 @@ recipe; the model folder gets the artifact.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import random
@@ -27,7 +28,7 @@ from tokenizers import Tokenizer
 from gatecli.evaluation.metrics import single_label
 from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
-from gatecli_train import calibrate, examples, export, from_onnx, tokenizer, trainer
+from gatecli_train import calibrate, examples, export, from_onnx, qat, tokenizer, trainer
 from gatecli_train.config import DataConfig, Recipe, save_resolved
 from gatecli_train.model import (
     GateModel,
@@ -296,9 +297,12 @@ def run(
     )
     ex_dev = examples.build_examples(splits.dev, heads, tok, template, ml)
     ex_test = examples.build_examples(splits.test, heads, tok, template, ml)
-    result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log)
-    log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
-    cal, metrics = calibrate_and_score(recipe, start.model, heads, ex_dev, ex_test)
+    # With [train] qat the model trains, is selected and calibrated as the int8 graph will
+    # run it; the ONNX export below sees the plain fp32 forward again.
+    with qat.fake_quantised(start.model) if recipe.train.qat else contextlib.nullcontext():
+        result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log)
+        log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
+        cal, metrics = calibrate_and_score(recipe, start.model, heads, ex_dev, ex_test)
     log(f"quick metrics: {json.dumps(metrics)}")
     save_run(run_dir, start)
     parity = [serialize(r["input"], template) for r in splits.test[: recipe.export.parity_texts]]

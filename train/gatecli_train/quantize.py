@@ -174,16 +174,32 @@ def quantize_blockwise(
 
 
 def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ()) -> list[str]:
-    """onnxruntime dynamic quantisation, per channel; matching MatMuls stay fp32."""
+    """onnxruntime dynamic quantisation of the encoder's MatMuls (int8 weights per channel,
+    uint8 activations per tensor: the ``MatMulInteger`` VNNI kernels), then the embedding
+    table as in :func:`quantize_blockwise`. The heads' Gemms and matching MatMuls stay fp32.
+    What ``[train] qat`` simulates (:mod:`gatecli_train.qat`) and ``bench.py kernels`` times
+    as ``dynamic_pc``."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    excluded = _matching_matmuls(onnx.load(str(src)).graph, keep_fp32)
+    graph = onnx.load(str(src)).graph
+    excluded = _matching_matmuls(graph, keep_fp32)
+    # onnxruntime rewrites a Gemm as "<name>_MatMul" + "<name>_Add" before quantising;
+    # both names are excluded so the heads stay fp32 whichever it matches.
+    gemms = [
+        f"{n.name}{suffix}" for n in graph.node if n.op_type == "Gemm" for suffix in ("", "_MatMul")
+    ]
+    staged = dst.with_suffix(".staged.onnx")
     quantize_dynamic(
         str(src),
-        str(dst),
+        str(staged),
         weight_type=QuantType.QInt8,
         per_channel=True,
-        nodes_to_exclude=excluded,
+        op_types_to_quantize=["MatMul"],
+        nodes_to_exclude=[*excluded, *gemms],
     )
-    return [f"dynamic int8 per channel; {len(excluded)} MatMul nodes kept fp32"]
+    model = onnx.load(str(staged))
+    staged.unlink()
+    notes = quantize_embeddings(model)
+    onnx.save(model, str(dst))
+    return [*notes, f"MatMul: dynamic int8 per channel; {len(excluded)} kept fp32"]

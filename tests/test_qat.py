@@ -1,0 +1,109 @@
+"""Quantisation-aware fine-tuning: the simulated rounding is onnxruntime's, checked against
+onnxruntime itself, and the dynamic int8 export it targets runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from gatecli_train import qat  # noqa: E402
+from gatecli_train import quantize as Q  # noqa: E402
+
+
+def _dynamic_quantize_roundtrip(x: np.ndarray) -> np.ndarray:
+    """``x`` through onnxruntime's DynamicQuantizeLinear and back, as MatMulInteger sees it."""
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"], ["q", "s", "z"]),
+        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return np.asarray(sess.run(None, {"x": x})[0])
+
+
+@pytest.mark.parametrize("shift", [0.0, 3.0, -3.0])  # ranges across, above and below zero
+def test_simulated_input_rounding_is_onnxruntimes(shift: float) -> None:
+    rng = np.random.default_rng(0)
+    x = (rng.normal(0, 1, size=(1, 25, 384)) * [1.0] * 383 + [0.0]).astype(np.float32)
+    x[0, 3, 7] = 40.0  # an outlier dimension, as BERT layers have
+    x = (x + shift).astype(np.float32)
+    want = _dynamic_quantize_roundtrip(x)
+    got = qat.fake_quant_input(torch.from_numpy(x)).numpy()
+    step = (max(x.max(), 0) - min(x.min(), 0)) / 255
+    assert np.abs(got - want).max() <= step * 1.001  # at most one level, on exact ties
+    assert np.mean(np.isclose(got, want, atol=step * 1e-3)) > 0.999
+
+
+def test_rounding_passes_gradients_straight_through() -> None:
+    x = torch.randn(2, 5, 8, requires_grad=True)
+    w = torch.randn(4, 8, requires_grad=True)
+    (qat.fake_quant_input(x).sum() + qat.fake_quant_weight(w).sum()).backward()
+    assert torch.equal(x.grad, torch.ones_like(x)) and torch.equal(w.grad, torch.ones_like(w))
+
+
+def test_fake_quantised_swaps_forward_only_inside_the_block() -> None:
+    from gatecli_train.model import GateModel, HeadDef, tiny_encoder
+
+    model = GateModel(tiny_encoder(120), [HeadDef("decision", ("a", "b", "c"), False)])
+    model.eval()
+    ids = torch.randint(5, 120, (2, 9))
+    mask = torch.ones_like(ids)
+    keys = list(model.state_dict())
+    with torch.no_grad():
+        before = model(ids, mask)["decision"]
+        with qat.fake_quantised(model) as n:
+            inside = model(ids, mask)["decision"]
+            assert list(model.state_dict()) == keys
+        after = model(ids, mask)["decision"]
+    assert n == sum(isinstance(m, torch.nn.Linear) for m in model.encoder.modules()) > 0
+    assert not torch.equal(before, inside)
+    assert torch.equal(before, after)
+
+
+def test_dynamic_export_quantises_matmuls_not_heads_or_table(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    table = rng.normal(0, 0.05, size=(Q.MIN_EMBEDDING_ROWS, 64)).astype(np.float32)
+    w = rng.normal(0, 0.1, size=(64, 32)).astype(np.float32)
+    head = rng.normal(0, 0.1, size=(32, 5)).astype(np.float32)
+    bias = rng.normal(0, 0.1, size=(5,)).astype(np.float32)
+    nodes = [
+        helper.make_node("Gather", ["table", "ids"], ["e"], name="emb"),
+        helper.make_node("MatMul", ["e", "w"], ["h"], name="layer.0/dense/MatMul"),
+        helper.make_node("Gemm", ["h", "head", "bias"], ["out"], name="head/Gemm"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 5])],
+        [
+            numpy_helper.from_array(a, n)
+            for a, n in ((table, "table"), (w, "w"), (head, "head"), (bias, "bias"))
+        ],
+    )
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(src))
+    notes = Q.quantize_dynamic_int8(src, dst)
+    ops = [n.op_type for n in onnx.load(str(dst)).graph.node]
+    assert ops.count("MatMulInteger") == 1 and "GatherBlockQuantized" in ops, ops
+    assert "Gemm" in ops or "MatMul" in ops, ops  # the head, fp32 (as a Gemm or MatMul + Add)
+    assert "MatMul: dynamic int8 per channel; 0 kept fp32" in notes
+    ids = np.array([0, 17, Q.MIN_EMBEDDING_ROWS - 1], dtype=np.int64)
+    sess = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"ids": ids})[0]
+    np.testing.assert_allclose(got, table[ids] @ w @ head + bias, atol=0.02)
+    assert not list(tmp_path.glob("*.staged.onnx"))

@@ -1,0 +1,76 @@
+"""Quantisation-aware fine-tuning for onnxruntime's dynamic int8 kernels (``MatMulInteger``).
+
+Why: on the 2-core AVX-512 VNNI machine dynamic int8 halves the latency of the 8-bit
+``MatMulNBits`` blocks the export ships, but changes about 2.4% of decisions against fp32
+(the parity floor is 0.5%), and keeping any subset of MatMuls fp32 either fails the floor or
+loses the speed (``benchmarks/README.md``, "Kernels with zero points"). The error comes from
+the activations: dynamic quantisation rounds each MatMul input to 256 levels spread over that
+tensor's whole range. Training a few hundred steps with the same rounding in the forward pass
+(and the identity in the backward pass, the straight-through estimator) lets the weights move
+to where the rounding no longer flips decisions.
+
+What is simulated, as ``quantize_dynamic(per_channel=True, weight_type=QInt8)`` runs it at
+batch 1: the input of every encoder ``Linear`` as asymmetric uint8 over the sample's range
+(which always includes 0), its weight as symmetric int8 per output channel. The heads stay
+fp32, as the export keeps their Gemms.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from gatecli_train.model import GateModel
+
+
+def fake_quant_input(x: torch.Tensor) -> torch.Tensor:
+    """``x`` rounded as ``DynamicQuantizeLinear`` rounds it, one range per sample.
+
+    Example:
+        >>> x = torch.tensor([[[0.0, 1.0, 2.55]]])
+        >>> fake_quant_input(x).tolist()
+        [[[0.0, 1.0, 2.549999952316284]]]
+    """
+    dims = tuple(range(1, x.dim()))
+    lo = x.detach().amin(dim=dims, keepdim=True).clamp(max=0.0)
+    hi = x.detach().amax(dim=dims, keepdim=True).clamp(min=0.0)
+    scale = ((hi - lo) / 255.0).clamp(min=1e-8)
+    zero = torch.round(-lo / scale)
+    q = (torch.clamp(torch.round(x / scale) + zero, 0, 255) - zero) * scale
+    return x + (q - x).detach()
+
+
+def fake_quant_weight(w: torch.Tensor) -> torch.Tensor:
+    """``w`` (out x in, as ``nn.Linear`` holds it) rounded to symmetric int8 per output row.
+
+    Example:
+        >>> w = fake_quant_weight(torch.tensor([[1.27, -0.5, 0.003]]))
+        >>> [round(v, 4) for v in w[0].tolist()]
+        [1.27, -0.5, 0.0]
+    """
+    scale = (w.detach().abs().amax(dim=1, keepdim=True) / 127.0).clamp(min=1e-12)
+    q = torch.clamp(torch.round(w / scale), -127, 127) * scale
+    return w + (q - w).detach()
+
+
+def _forward(self: nn.Linear, x: torch.Tensor) -> torch.Tensor:
+    return nn.functional.linear(fake_quant_input(x), fake_quant_weight(self.weight), self.bias)
+
+
+@contextmanager
+def fake_quantised(model: GateModel) -> Iterator[int]:
+    """Within the block every ``nn.Linear`` of the encoder runs fake-quantised; yields their
+    count. The state dict keeps its keys (only ``forward`` is swapped), so checkpoints,
+    selection and export read the same weights; leave the block before exporting to ONNX."""
+    linears = [m for m in model.encoder.modules() if isinstance(m, nn.Linear)]
+    for m in linears:
+        m.forward = types.MethodType(_forward, m)  # type: ignore[method-assign]
+    try:
+        yield len(linears)
+    finally:
+        for m in linears:
+            del m.forward  # back to the class's forward
