@@ -9,9 +9,10 @@ grid, else 8-bit blocks), so the only difference is the MatMul kernel:
   8-bit ``MatMulNBits``, blocks of 32, ``accuracy_level`` 4, symmetric: no zero points);
 - ``blockwise_zp``: the same with a zero point per block (``export.weight_symmetric =
   false``, the 1.2.3 recipe's export);
-- ``dynamic_pc``: ``onnxruntime.quantization.quantize_dynamic`` with ``per_channel=True`` on
-  the MatMuls only (int8 weights per output channel, uint8 activations per tensor: the
-  U8S8 VNNI kernels).
+- ``dynamic_pc``: the export's ``quantization = "dynamic"``
+  (:func:`gatecli_train.quantize.quantize_dynamic_int8`: ``quantize_dynamic`` with
+  ``per_channel=True`` on the MatMuls only, int8 weights per output channel, uint8
+  activations per tensor: the U8S8 VNNI kernels).
 
 Each is timed like the runtime uses it (one thread, bare ``session.run`` on pre-tokenised
 ids): p50 of single turns and turns/s of length-sorted batches of 32; decision agreement is
@@ -35,28 +36,6 @@ from _bench_inputs import pct, sample_inputs, timed
 AGREEMENT_FLOOR = 0.995  # the export's min_int8_agreement and issue 14's target
 PAD_TOKENS = ("<pad>", "[PAD]", "<|pad|>", "<|endoftext|>")
 QUANT_OPS = ("GatherBlockQuantized", "MatMulNBits", "MatMulInteger", "MatMul", "Gemm")
-
-
-def quantize_dynamic_q4_embedding(src: Path, dst: Path) -> list[str]:
-    """Per-channel dynamic int8 MatMuls with the embedding table stored as in ``blockwise``."""
-    import onnx
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from gatecli_train import quantize as quant
-
-    # quantize_dynamic rewrites Gemm as MatMul (named "<gemm>_MatMul") and quantises it;
-    # blockwise leaves the heads' Gemms in fp32, so they stay fp32 here as well.
-    graph = onnx.load(str(src)).graph
-    gemms = [f"{n.name}{s}" for n in graph.node if n.op_type == "Gemm" for s in ("", "_MatMul")]
-    with tempfile.TemporaryDirectory() as tmp:
-        staged = Path(tmp) / "dynamic.onnx"
-        # MatMuls first: onnx shape inference cannot see through GatherBlockQuantized.
-        quantize_dynamic(str(src), str(staged), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul"], nodes_to_exclude=gemms)  # fmt: skip
-        model = onnx.load(str(staged))
-    notes = quant.quantize_embeddings(model)
-    onnx.save(model, str(dst))
-    return [*notes, "MatMul: dynamic int8, per-channel weights, per-tensor uint8 activations"]
 
 
 def _ops(path: Path) -> str:
@@ -158,7 +137,7 @@ def quantize_variants(fp32: Path, tmp: Path) -> tuple[dict[str, Path], dict[str,
                "blockwise": quant.quantize_blockwise(fp32, paths["blockwise"]),
                "blockwise_zp": quant.quantize_blockwise(fp32, paths["blockwise_zp"],
                                                         symmetric=False),
-               "dynamic_pc": quantize_dynamic_q4_embedding(fp32, paths["dynamic_pc"])}  # fmt: skip
+               "dynamic_pc": quant.quantize_dynamic_int8(fp32, paths["dynamic_pc"])}  # fmt: skip
     finally:
         logging.disable(logging.NOTSET)
     return paths, how

@@ -27,6 +27,7 @@ Two methods, chosen by the recipe's ``export.quantization``:
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -186,20 +187,19 @@ def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ())
     excluded = _matching_matmuls(graph, keep_fp32)
     # onnxruntime rewrites a Gemm as "<name>_MatMul" + "<name>_Add" before quantising;
     # both names are excluded so the heads stay fp32 whichever it matches.
-    gemms = [
-        f"{n.name}{suffix}" for n in graph.node if n.op_type == "Gemm" for suffix in ("", "_MatMul")
-    ]
-    staged = dst.with_suffix(".staged.onnx")
-    quantize_dynamic(
-        str(src),
-        str(staged),
-        weight_type=QuantType.QInt8,
-        per_channel=True,
-        op_types_to_quantize=["MatMul"],
-        nodes_to_exclude=[*excluded, *gemms],
-    )
-    model = onnx.load(str(staged))
-    staged.unlink()
+    gemms = [f"{n.name}{s}" for n in graph.node if n.op_type == "Gemm" for s in ("", "_MatMul")]
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = Path(tmp) / "dynamic.onnx"
+        # MatMuls first: onnx shape inference cannot see through GatherBlockQuantized.
+        quantize_dynamic(
+            str(src),
+            str(staged),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=[*excluded, *gemms],
+        )
+        model = onnx.load(str(staged))
     notes = quantize_embeddings(model)
     onnx.save(model, str(dst))
     return [*notes, f"MatMul: dynamic int8 per channel; {len(excluded)} kept fp32"]
