@@ -38,7 +38,7 @@ def _dynamic_quantize_roundtrip(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("shift", [0.0, 3.0, -3.0])  # ranges across, above and below zero
 def test_simulated_input_rounding_is_onnxruntimes(shift: float) -> None:
     rng = np.random.default_rng(0)
-    x = (rng.normal(0, 1, size=(1, 25, 384)) * [1.0] * 383 + [0.0]).astype(np.float32)
+    x = rng.normal(0, 1, size=(1, 25, 384)).astype(np.float32)
     x[0, 3, 7] = 40.0  # an outlier dimension, as BERT layers have
     x = (x + shift).astype(np.float32)
     want = _dynamic_quantize_roundtrip(x)

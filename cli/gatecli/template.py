@@ -198,7 +198,7 @@ def canonical_tools(value: Any, events: Iterable[str], *, words: bool = False) -
     """
     key = tool_words if words else normalize_name
     by_key = {key(e): e for e in events}
-    names = {by_key.get(key(t), tool_words(t) if words else t) for t in _items(value)}
+    names = {by_key.get(k, k if words else t) for t in _items(value) for k in (key(t),)}
     return sorted(n for n in names if n)  # a name of symbols only has no words
 
 
