@@ -180,9 +180,10 @@ def _process(res: dict[str, Any]) -> list[str]:
 def _kernels(res: dict[str, Any]) -> list[str]:
     k = res["kernels"]
     rows = [[name, _n(v["mb"], 2), v["ops"], _p(v["latency_ms"]), _n(v["batch_turns_per_s"], 1),
-             _n(v["agreement"], 4)] for name, v in k["variants"].items()]  # fmt: skip
+             _n(v["agreement"], 4), _n(v.get("agreement_1"), 4)]
+            for name, v in k["variants"].items()]  # fmt: skip
     head = ["variant", "MB", "ops", "1 turn p50/p90/p99 ms", "batch-32 turns/s",
-            "decision agreement vs fp32"]  # fmt: skip
+            "decision agreement vs fp32 (batches)", "(single turns)"]  # fmt: skip
     return [f"Kernels, from `{k['fp32_model']}`: {k['n_texts']} corpus test turns "
             f"({k['n_single']} timed one by one), mean {k['mean_tokens']} tokens with the "
             "model's template, one thread:", "", *_table(head, rows),

@@ -287,6 +287,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="§6 JSONL globs the kernel comparison samples its turns from",
     )
     p.add_argument("--kernel-texts", type=int, default=3000, help="turns for kernel agreement")
+    p.add_argument(
+        "--smooth-alpha",
+        type=float,
+        default=0.7,
+        help="kernels: dynamic_smooth's migration strength (0: no such variant)",
+    )
+    p.add_argument(
+        "--smooth-corpus",
+        nargs="*",
+        default=[str(CORPUS / "dev.jsonl.gz")],
+        help="§6 JSONL globs dynamic_smooth calibrates on (never the test turns)",
+    )
     p.add_argument("--n", type=int, default=1000, help="turns per latency set")
     p.add_argument("--turns", type=int, default=20_000, help="turns for throughput")
     p.add_argument("--workers", type=int, nargs="*", default=[1, 2])
@@ -325,7 +337,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if not args.fp32_model:
             raise SystemExit("kernels needs --fp32-model DIR (an fp32 export of --model)")
         res["kernels"] = bench_kernels(args.fp32_model, args.kernel_corpus, args.kernel_texts,
-                                       args.n, notes)  # fmt: skip
+                                       args.n, notes, args.smooth_corpus,
+                                       args.smooth_alpha)  # fmt: skip
     if what in ("all", "quality") and args.eval:
         res["quality"] = bench_quality(args.eval)
     res["ratios"] = ratios(res)

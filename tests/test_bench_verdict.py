@@ -32,3 +32,15 @@ def test_no_variant_passes() -> None:
     assert verdict({"fp32": _row(7.0, 1.0, 1.0), "dynamic_pc": _row(3.0, 0.97, 2.0)}).startswith(
         "neither"
     )
+
+
+def test_single_turn_agreement_counts_too() -> None:
+    """Dynamic int8 reads padding into its ranges: a variant passing on batches but not on
+    single turns (the classify path) is not kept."""
+    fast = _row(3.0, 0.996, 300.0)
+    fast["agreement_1"] = 0.994
+    rows = {"fp32": _row(7.0, 1.0, 1.0), "blockwise": _row(5.8, 0.999, 142.0),
+            "dynamic_smooth": fast}  # fmt: skip
+    assert verdict(rows).startswith("blockwise: the only int8 variant")
+    fast["agreement_1"] = 0.996
+    assert verdict(rows).startswith("dynamic_smooth is the fastest")

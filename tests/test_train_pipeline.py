@@ -154,6 +154,17 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
     summary = json.loads(res.stdout)
     assert summary["base"]["layers"] == 1 and summary["base"]["teacher_layers"] == 2
     assert "teacher: scoring the training set" in res.stderr
+    # the student distilled further (model.init_from with a teacher): its own weights and
+    # tokenizer, the teacher scoring again
+    more = [*base, "--set", f'distill.teacher="{teacher_run}"']
+    res = _continue(more, tmp_path / "student-run", tmp_path / "s2", tmp_path / "s2-run")
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    assert summary["base"]["base"] == (
+        f"continued from {tmp_path / 'student-run'}, distilled from {teacher_run}"
+    )
+    assert summary["base"]["layers"] == 1 and summary["steps"] == 3
+    assert "teacher: scoring the training set" in res.stderr
 
 
 def _continue(
@@ -202,9 +213,12 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
     # trains fake-quantised, exports a plain graph, quantises it and checks parity
     import onnx
 
-    qat_base = [*base, "--set", "train.qat=true", "--set", 'export.quantization="dynamic"']
+    qat_base = [*base, "--set", "train.qat=true", "--set", 'export.quantization="dynamic"',
+                "--set", "export.smooth_alpha=0.7"]  # fmt: skip
     res = _continue(qat_base, first, tmp_path / "m4", tmp_path / "qat-run")
     assert res.returncode == 0, res.stderr[-2000:]
     ops = {n.op_type for n in onnx.load(str(tmp_path / "m4" / "model.onnx")).graph.node}
     assert "MatMulInteger" in ops and "MatMulNBits" not in ops, ops
-    assert json.loads(res.stdout)["parity"]["int8_decision_agreement"] >= 0.9
+    parity = json.loads(res.stdout)["parity"]
+    assert parity["int8_decision_agreement"] >= 0.9
+    assert any(n.startswith("smoothed") for n in parity["notes"]), parity["notes"]

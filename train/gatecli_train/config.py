@@ -187,6 +187,10 @@ class ExportConfig:
     weight_symmetric: bool = True
     # Regexes of MatMul node names kept fp32 in the int8 model.
     keep_fp32: tuple[str, ...] = ()
+    # dynamic only: SmoothQuant migration strength for the feed-forward MatMuls' inputs,
+    # measured on smooth_texts dev turns (gatecli_train.smoothing); 0 = off.
+    smooth_alpha: float = 0.0
+    smooth_texts: int = 512
     # torch vs ONNX fp32: the largest logit difference allowed on any head.
     max_abs_diff: float = 1e-4
 
@@ -198,6 +202,10 @@ class ExportConfig:
             "parity_texts": (self.parity_texts >= 1, ">= 1"),
             "quantization": (self.quantization in QUANTIZATIONS, f"one of {QUANTIZATIONS}"),
             "accuracy_level": (self.accuracy_level in (0, 1, 2, 3, 4), "0..4"),
+            "smooth_alpha": (0 <= self.smooth_alpha <= 1 and (
+                self.smooth_alpha == 0 or self.quantization == "dynamic"),
+                "in [0, 1], and 0 unless quantization is dynamic"),
+            "smooth_texts": (self.smooth_texts >= 1, ">= 1"),
             "max_abs_diff": (self.max_abs_diff > 0, "> 0"),
         })  # fmt: skip
 

@@ -30,6 +30,7 @@ from gatecli_train import quantize as quant
 from gatecli_train.calibrate import Calibration
 from gatecli_train.config import ExportConfig
 from gatecli_train.model import ExportWrapper, GateModel
+from gatecli_train.smoothing import Smoothing
 
 ONNX_INPUTS = ["input_ids", "attention_mask"]
 
@@ -90,13 +91,21 @@ def export_onnx(model: GateModel, path: Path, opset: int = 17) -> None:
     model.eval()
 
 
-def quantize_model(src: Path, dst: Path, cfg: ExportConfig) -> list[str]:
-    """int8 model ``dst`` from fp32 ``src`` by ``cfg.quantization`` (blockwise | dynamic)."""
+def quantize_model(
+    src: Path, dst: Path, cfg: ExportConfig, calibration: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """int8 model ``dst`` from fp32 ``src`` by ``cfg.quantization`` (blockwise | dynamic);
+    ``calibration`` feeds are what ``cfg.smooth_alpha`` measures activation ranges on."""
     if cfg.quantization == "blockwise":
         return quant.quantize_blockwise(  # accuracy_level 0 = fp32 activations
             src, dst, cfg.keep_fp32, cfg.accuracy_level or None, cfg.weight_symmetric
         )
-    return quant.quantize_dynamic_int8(src, dst, cfg.keep_fp32)
+    smoothing = None
+    if cfg.smooth_alpha > 0:
+        if not calibration:
+            raise ValueError("export.smooth_alpha needs calibration texts")
+        smoothing = Smoothing(cfg.smooth_alpha, calibration)
+    return quant.quantize_dynamic_int8(src, dst, cfg.keep_fp32, smoothing)
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str], max_length: int) -> tuple[Any, Any]:
@@ -204,6 +213,7 @@ def write_model_folder(
     max_length: int,
     parity_texts: list[str],
     calibration: Calibration | None = None,
+    calibration_texts: list[str] | None = None,
     template: dict[str, Any] | None = None,
     catalog_path: Path = DEFAULT_CATALOG,
     policy_path: Path = DEFAULT_POLICY,
@@ -212,7 +222,8 @@ def write_model_folder(
 ) -> ExportReport:
     """Write a complete runtime model folder (the artifact contract) and return the parity
     report. ``cfg`` is the recipe's ``[export]`` section (name, version, quantisation,
-    tolerances); ``calibration`` gives temperatures and thresholds (none: 1.0 and 0.5).
+    tolerances); ``calibration`` gives temperatures and thresholds (none: 1.0 and 0.5);
+    ``calibration_texts`` (dev turns, never the parity texts) are what smoothing measures.
 
     Example:
         >>> write_model_folder(Path("/tmp/m"), model, tok, ExportConfig(name="m"),
@@ -223,7 +234,12 @@ def write_model_folder(
     export_onnx(model, fp32)
     final = out_dir / artifact.MODEL_FILE
     int8_tmp = out_dir / "model.int8.onnx" if cfg.quantize else None
-    notes = quantize_model(fp32, int8_tmp, cfg) if int8_tmp is not None else []
+    texts = (calibration_texts or [])[: cfg.smooth_texts]
+    feeds = [
+        dict(zip(ONNX_INPUTS, _encode(tokenizer, texts[i : i + 32], max_length), strict=True))
+        for i in range(0, len(texts), 32)
+    ]
+    notes = quantize_model(fp32, int8_tmp, cfg, feeds) if int8_tmp is not None else []
     try:
         report = parity_check(model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg)
     finally:

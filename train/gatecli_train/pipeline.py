@@ -163,11 +163,28 @@ def start_model(
     recipe: Recipe, run_dir: Path, heads: list[HeadDef], splits: Splits, template: dict[str, Any]
 ) -> Start:
     """The model to train: a finished run's (re-export only), a cut of the ``[distill]``
-    teacher, a finished run to continue (``model.init_from``), or a fresh ``[model]`` base
-    (its vocabulary trimmed to the corpus text)."""
+    teacher (or, with ``model.init_from`` too, that student distilled further), a finished
+    run to continue (``model.init_from``), or a fresh ``[model]`` base (its vocabulary
+    trimmed to the corpus text)."""
     if all((run_dir / f).exists() for f in RUN_FILES):
         model, tok = load_run_model(run_dir, heads)
         return Start(model, tok, _run_base(run_dir) or {}, finished=True)
+    if recipe.distill.teacher and recipe.model.init_from:
+        teacher, teacher_tok = load_run_model(Path(recipe.distill.teacher), heads)
+        model, tok = load_run_model(Path(recipe.model.init_from), heads)
+        # The teacher scores the student's token ids: one vocabulary or the logits are noise.
+        if tok.get_vocab() != teacher_tok.get_vocab():
+            raise ValueError(f"{recipe.model.init_from} and teacher {recipe.distill.teacher} "
+                             "have different vocabularies")  # fmt: skip
+        base = {
+            "base": f"continued from {recipe.model.init_from}, "
+            f"distilled from {recipe.distill.teacher}",
+            "layers": model.encoder.config.num_hidden_layers,
+            "teacher_layers": teacher.encoder.config.num_hidden_layers,
+        }
+        if (student_base := _run_base(Path(recipe.model.init_from))) is not None:
+            base["init_base"] = student_base
+        return Start(model, tok, base, teacher=teacher)
     if recipe.distill.teacher:
         teacher_dir = Path(recipe.distill.teacher)
         teacher, tok = load_run_model(teacher_dir, heads)
@@ -306,6 +323,8 @@ def run(
     log(f"quick metrics: {json.dumps(metrics)}")
     save_run(run_dir, start)
     parity = [serialize(r["input"], template) for r in splits.test[: recipe.export.parity_texts]]
+    smooth = recipe.export.smooth_texts if recipe.export.smooth_alpha else 0
+    smooth_on = [serialize(r["input"], template) for r in splits.dev[:smooth]]
     training = {
         "base": start.base, "steps": result.steps, "train_seconds": round(result.seconds, 1),
         "train_records": len(splits.train), "calibration": cal.report,
@@ -314,7 +333,7 @@ def run(
     report = export.write_model_folder(
         out_dir, start.model, tok, recipe.export, max_length=ml,
         parity_texts=parity or ["query: hello"], calibration=cal, template=template,
-        extra={"training": training},
+        calibration_texts=smooth_on, extra={"training": training},
     )  # fmt: skip
     if not (out_dir / "MODEL_CARD.md").exists():
         (out_dir / "MODEL_CARD.md").write_text(

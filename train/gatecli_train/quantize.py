@@ -32,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gatecli_train.smoothing import Smoothing, smooth
+
 BLOCK = 32
 MIN_EMBEDDING_ROWS = 1000  # a Gather over a constant this tall is a token-embedding table
 
@@ -174,12 +176,15 @@ def quantize_blockwise(
     return notes
 
 
-def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ()) -> list[str]:
+def quantize_dynamic_int8(
+    src: Path, dst: Path, keep_fp32: tuple[str, ...] = (), smoothing: Smoothing | None = None
+) -> list[str]:
     """onnxruntime dynamic quantisation of the encoder's MatMuls (int8 weights per channel,
     uint8 activations per tensor: the ``MatMulInteger`` VNNI kernels), then the embedding
     table as in :func:`quantize_blockwise`. The heads' Gemms and matching MatMuls stay fp32.
-    What ``[train] qat`` simulates (:mod:`gatecli_train.qat`) and ``bench.py kernels`` times
-    as ``dynamic_pc``."""
+    With ``smoothing``, activation outliers are first moved into the weights
+    (:mod:`gatecli_train.smoothing`). What ``[train] qat`` simulates
+    (:mod:`gatecli_train.qat`) and ``bench.py kernels`` times as ``dynamic_pc``."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -188,7 +193,11 @@ def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ())
     # onnxruntime rewrites a Gemm as "<name>_MatMul" + "<name>_Add" before quantising;
     # both names are excluded so the heads stay fp32 whichever it matches.
     gemms = [f"{n.name}{s}" for n in graph.node if n.op_type == "Gemm" for s in ("", "_MatMul")]
+    notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
+        if smoothing is not None:
+            notes.append(smooth(src, Path(tmp) / "smoothed.onnx", smoothing))
+            src = Path(tmp) / "smoothed.onnx"
         staged = Path(tmp) / "dynamic.onnx"
         # MatMuls first: onnx shape inference cannot see through GatherBlockQuantized.
         quantize_dynamic(
@@ -200,6 +209,6 @@ def quantize_dynamic_int8(src: Path, dst: Path, keep_fp32: tuple[str, ...] = ())
             nodes_to_exclude=[*excluded, *gemms],
         )
         model = onnx.load(str(staged))
-    notes = quantize_embeddings(model)
+    notes.extend(quantize_embeddings(model))
     onnx.save(model, str(dst))
     return [*notes, f"MatMul: dynamic int8 per channel; {len(excluded)} kept fp32"]
