@@ -83,15 +83,21 @@ def encode_corpus(folder: Any, patterns: list[str], n: int) -> tuple[list[list[i
     return seqs, pad
 
 
-def _feed(session: Any, rows: list[list[int]], pad: int) -> dict[str, np.ndarray]:
+def _padded(rows: list[list[int]], pad: int) -> dict[str, np.ndarray]:
+    """``input_ids`` and ``attention_mask`` of ``rows`` right-padded with ``pad``."""
     width = max(len(r) for r in rows)
     ids = np.full((len(rows), width), pad, dtype=np.int64)
     mask = np.zeros_like(ids)
     for k, r in enumerate(rows):
         ids[k, : len(r)] = r
         mask[k, : len(r)] = 1
-    names = {"input_ids": ids, "attention_mask": mask}
-    return {i.name: names.get(i.name, np.zeros_like(ids)) for i in session.get_inputs()}
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+def _feed(session: Any, rows: list[list[int]], pad: int) -> dict[str, np.ndarray]:
+    names = _padded(rows, pad)
+    zeros = np.zeros_like(names["input_ids"])
+    return {i.name: names.get(i.name, zeros) for i in session.get_inputs()}
 
 
 def measure(path: Path, seqs: list[list[int]], pad: int, output: str, n_single: int,
@@ -166,15 +172,7 @@ def quantize_variants(
 
 def calibration_feeds(seqs: list[list[int]], pad: int, batch: int = 32) -> list[dict[str, Any]]:
     """Padded ``input_ids``/``attention_mask`` batches for :class:`Smoothing`."""
-    feeds = []
-    for i in range(0, len(seqs), batch):
-        rows = seqs[i : i + batch]
-        ids = np.full((len(rows), max(map(len, rows))), pad, dtype=np.int64)
-        mask = np.zeros_like(ids)
-        for k, r in enumerate(rows):
-            ids[k, : len(r)], mask[k, : len(r)] = r, 1
-        feeds.append({"input_ids": ids, "attention_mask": mask})
-    return feeds
+    return [_padded(seqs[i : i + batch], pad) for i in range(0, len(seqs), batch)]
 
 
 def bench_kernels(fp32_dir: str, corpus: list[str], n_texts: int, n_single: int,

@@ -169,34 +169,19 @@ def start_model(
     if all((run_dir / f).exists() for f in RUN_FILES):
         model, tok = load_run_model(run_dir, heads)
         return Start(model, tok, _run_base(run_dir) or {}, finished=True)
-    if recipe.distill.teacher and recipe.model.init_from:
-        teacher, teacher_tok = load_run_model(Path(recipe.distill.teacher), heads)
-        model, tok = load_run_model(Path(recipe.model.init_from), heads)
-        # The teacher scores the student's token ids: one vocabulary or the logits are noise.
-        if tok.get_vocab() != teacher_tok.get_vocab():
-            raise ValueError(f"{recipe.model.init_from} and teacher {recipe.distill.teacher} "
-                             "have different vocabularies")  # fmt: skip
-        base = {
-            "base": f"continued from {recipe.model.init_from}, "
-            f"distilled from {recipe.distill.teacher}",
-            "layers": model.encoder.config.num_hidden_layers,
-            "teacher_layers": teacher.encoder.config.num_hidden_layers,
-        }
-        if (student_base := _run_base(Path(recipe.model.init_from))) is not None:
-            base["init_base"] = student_base
-        return Start(model, tok, base, teacher=teacher)
-    if recipe.distill.teacher:
-        teacher_dir = Path(recipe.distill.teacher)
-        teacher, tok = load_run_model(teacher_dir, heads)
+    teacher_dir = Path(recipe.distill.teacher) if recipe.distill.teacher else None
+    distill = load_run_model(teacher_dir, heads) if teacher_dir is not None else None
+    if distill is not None and not recipe.model.init_from:
+        teacher, tok = distill
         model = copy.deepcopy(teacher)
         keep_layers(model.encoder, recipe.model.keep_layers)
-        base = {
+        base: dict[str, Any] = {
             "base": f"distilled from {recipe.distill.teacher}",
             "layers": model.encoder.config.num_hidden_layers,
             "teacher_layers": teacher.encoder.config.num_hidden_layers,
         }
-        if (teacher_base := _run_base(teacher_dir)) is not None:  # source, vocabulary
-            base["teacher_base"] = teacher_base
+        if teacher_dir is not None and (teacher_base := _run_base(teacher_dir)) is not None:
+            base["teacher_base"] = teacher_base  # source, vocabulary
         return Start(model, tok, base, teacher=teacher)
     if recipe.model.init_from:  # continued fine-tuning of a finished run or model folder
         init_dir = Path(recipe.model.init_from)
@@ -212,7 +197,15 @@ def start_model(
         }
         if init_base is not None:
             base["init_base"] = init_base
-        return Start(model, tok, base)  # trainer.train sets train mode
+        if distill is None:
+            return Start(model, tok, base)  # trainer.train sets train mode
+        teacher, teacher_tok = distill  # a student distilled further
+        # The teacher scores the student's token ids: one vocabulary or the logits are noise.
+        if tok.get_vocab() != teacher_tok.get_vocab():
+            raise ValueError(f"{init_dir} and teacher {teacher_dir} have different vocabularies")
+        base["base"] += f", distilled from {recipe.distill.teacher}"
+        base["teacher_layers"] = teacher.encoder.config.num_hidden_layers
+        return Start(model, tok, base, teacher=teacher)
     texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
     encoder, tok, base = _base(recipe, texts)
     return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)

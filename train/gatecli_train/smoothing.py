@@ -20,7 +20,6 @@ rewrite small (six elementwise Muls over [tokens, 1536] cost little beside the M
 from __future__ import annotations
 
 import re
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -60,31 +59,30 @@ def smoothed_groups(model: Any, patterns: tuple[str, ...]) -> dict[str, list[Any
 
 
 def activation_ranges(
-    src: Path, tensors: list[str], feeds: Iterable[dict[str, np.ndarray]]
+    model: Any, tensors: list[str], feeds: Iterable[dict[str, np.ndarray]]
 ) -> dict[str, np.ndarray]:
-    """Per-channel ``max |x|`` of each named tensor of ``src`` over the unpadded positions
-    of ``feeds`` (tensors shaped [batch, tokens, channels])."""
+    """Per-channel ``max |x|`` of each named tensor of ``model`` (an onnx ModelProto, left
+    unchanged) over the unpadded positions of ``feeds`` (tensors shaped [batch, tokens,
+    channels])."""
     import onnx
     import onnxruntime as ort
 
-    probe = onnx.load(str(src))
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
     have = {o.name for o in probe.graph.output}
     for name in tensors:
         if name not in have:
             info = onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
             probe.graph.output.append(info)
+    session = ort.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"])
+    inputs = {i.name for i in session.get_inputs()}
     ranges: dict[str, np.ndarray] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "probe.onnx"
-        onnx.save(probe, str(path))
-        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        inputs = {i.name for i in session.get_inputs()}
-        for feed in feeds:
-            outs = session.run(tensors, {k: v for k, v in feed.items() if k in inputs})
-            keep = feed["attention_mask"].astype(bool)
-            for name, out in zip(tensors, outs, strict=True):
-                peak = np.abs(out[keep]).max(0)
-                ranges[name] = np.maximum(ranges[name], peak) if name in ranges else peak
+    for feed in feeds:
+        outs = session.run(tensors, {k: v for k, v in feed.items() if k in inputs})
+        keep = feed["attention_mask"].astype(bool)
+        for name, out in zip(tensors, outs, strict=True):
+            peak = np.abs(out[keep]).max(0)
+            ranges[name] = np.maximum(ranges[name], peak) if name in ranges else peak
     if len(ranges) != len(tensors):
         raise ValueError("activation_ranges needs at least one calibration feed")
     return ranges
@@ -100,7 +98,7 @@ def smooth(src: Path, dst: Path, cfg: Smoothing) -> str:
         raise ValueError(f"smoothing alpha {cfg.alpha} is not in [0, 1]")
     model = onnx.load(str(src))
     groups = smoothed_groups(model, cfg.patterns)
-    amax = activation_ranges(src, list(groups), cfg.feeds)
+    amax = activation_ranges(model, list(groups), cfg.feeds)
     weights = {i.name: i for i in model.graph.initializer}
     muls: dict[str, Any] = {}  # first consumer's name -> the Mul to emit before it
     for k, (tensor, nodes) in enumerate(groups.items()):
