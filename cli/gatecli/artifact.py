@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from gatecli import yamlfile
 from gatecli.records import HEAD_NAMES as HEAD_NAMES  # re-exported
 from gatecli.records import escalation_defaults
 
@@ -315,8 +316,8 @@ def load_model_folder(path: str | Path | None = None, *, verify_hash: bool = Tru
     if verify_hash:
         check_integrity(p, raw)
     try:
-        catalog = yaml.safe_load((p / CATALOG_FILE).read_text(encoding="utf-8")) or {}
-        policy = yaml.safe_load((p / POLICY_FILE).read_text(encoding="utf-8")) or {}
+        catalog = yamlfile.safe_load((p / CATALOG_FILE).read_text(encoding="utf-8")) or {}
+        policy = yamlfile.safe_load((p / POLICY_FILE).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ArtifactError(f"{p}: catalog.yaml or policy.yaml unreadable ({exc})") from exc
     table = raw.get(INTEGRITY_KEY)

@@ -15,8 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gatecli import yamlfile
 from gatecli.template import normalize_name
 
 DEFAULT_DECISIONS = ("execute", "ask", "connect", "refuse", "safety")
@@ -143,7 +142,7 @@ class Catalog:
         """
         text = Path(path).read_text(encoding="utf-8")
         try:
-            return cls.from_mapping(yaml.safe_load(text) or {})
+            return cls.from_mapping(yamlfile.safe_load(text) or {})
         except CatalogError as exc:
             raise CatalogError(f"{path}: {exc}") from exc
 

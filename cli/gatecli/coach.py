@@ -14,7 +14,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from gatecli import yamlfile
 
 TEMPLATES_FILE = "coach_templates.yaml"
 
@@ -23,7 +23,7 @@ TEMPLATES_FILE = "coach_templates.yaml"
 def templates() -> dict[str, Any]:
     """The parsed template file shipped as package data."""
     text = (resources.files("gatecli") / "assets" / TEMPLATES_FILE).read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = yamlfile.safe_load(text)
     return data
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from gatecli import yamlfile
 from gatecli.catalog import Catalog
 from gatecli.heads import HeadOutputs
 from gatecli.policy_schema import (
@@ -293,7 +294,7 @@ def load_policy(
         path = Path(source) if source is not None else default_policy_path()
         where = str(path)
         try:
-            source = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            source = yamlfile.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as exc:
             raise PolicyError(f"{where}: unreadable ({exc})") from exc
     labels = None if catalog is None else {

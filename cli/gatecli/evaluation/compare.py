@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gatecli import yamlfile
 from gatecli.evaluation.report import lookup
 
 DEFAULT_GATE = Path(__file__).with_name("default_gate.yaml")
@@ -60,7 +59,7 @@ def flips(
 def load_criteria(path: str | Path | None = None) -> list[dict[str, Any]]:
     """The release-gate criteria (default: the YAML shipped beside this module)."""
     p = Path(path) if path else DEFAULT_GATE
-    data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    data = yamlfile.safe_load(p.read_text(encoding="utf-8")) or {}
     crit = data.get("criteria") if isinstance(data, dict) else None
     if not isinstance(crit, list):
         raise ValueError(f"{p}: expected a top-level 'criteria:' list")

@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, cast
 
-import yaml
+from gatecli import yamlfile
 
 ENV_BASE_URL = "GATECLI_LLM_BASE_URL"
 ENV_MODEL = "GATECLI_LLM_MODEL"
@@ -104,7 +104,7 @@ def load_config(
     merged: dict[str, Any] = {}
     path = config_file or env.get(ENV_CONFIG)
     if path:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = yamlfile.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         data = data.get("llm", data) if isinstance(data, dict) else {}
         merged.update(data)
     for key, var in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL)):
