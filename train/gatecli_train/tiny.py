@@ -65,8 +65,11 @@ TEXTS = [
 ] * 3
 
 
-def build_tiny_model(out_dir: Path, *, seed: int = 0, quantize: bool = False) -> Path:
-    """Write a complete tiny model folder to ``out_dir`` and return it.
+def build_tiny_model(
+    out_dir: Path, *, seed: int = 0, quantize: bool = False, quantization: str = "blockwise"
+) -> Path:
+    """Write a complete tiny model folder to ``out_dir`` and return it; with ``quantize``, int8
+    by ``quantization`` (``export.quantization``: blockwise or dynamic).
 
     Example:
         >>> build_tiny_model(Path("/tmp/tiny"))  # doctest: +SKIP
@@ -81,7 +84,8 @@ def build_tiny_model(out_dir: Path, *, seed: int = 0, quantize: bool = False) ->
     card = (
         "# tiny-test model\n\nRandom weights, for plumbing tests only. Its outputs mean nothing.\n"
     )
-    cfg = ExportConfig(name="tiny-test", version="0.0.0", quantize=quantize, min_int8_agreement=0.0)
+    cfg = ExportConfig(name="tiny-test", version="0.0.0", quantize=quantize,
+                       quantization=quantization, min_int8_agreement=0.0)  # fmt: skip
     export.write_model_folder(
         out_dir, model, tok, cfg, max_length=128, parity_texts=TEXTS[:40], card_text=card
     )
