@@ -173,8 +173,8 @@ def parity_check(
     With ``qat`` (a ``[train] qat`` run) the int8 decisions are held to the fake-quantised
     torch model instead, one turn at a time (the rounding :mod:`gatecli_train.qat`
     simulates is dynamic int8 at batch 1): that model is what training selected and
-    calibration fitted, and its fp32 twin is not (on the 1.2.11 QAT run, 3,000 test turns:
-    int8 vs fake-quantised 0.995, int8 vs fp32 0.984). Agreement with fp32 is still reported.
+    calibration fitted, and its fp32 twin is not (the 1.2.11 QAT run's 3,000 parity turns:
+    int8 vs fake-quantised 0.995, int8 vs fp32 0.978). Agreement with fp32 is still reported.
     Raises :class:`ParityError` listing every head outside its tolerance.
     """
     model.eval()
