@@ -2,8 +2,9 @@
 
 The model folder's catalog and policy are parsed on every start: PyYAML's pure-Python
 ``SafeLoader`` takes ~34 ms for those two files, the C loader ~5 ms (2026-12-03, the shipped
-folder, this 2-core machine under load), out of a ~0.4 s cold start whose target is 0.3 s. Both accept the same documents and raise
-``yaml.YAMLError`` subclasses, so callers keep catching ``yaml.YAMLError``.
+folder, this 2-core machine under load), out of a ~0.4 s cold start whose target is 0.3 s.
+Both accept the same documents and raise ``yaml.YAMLError`` subclasses, so callers keep
+catching ``yaml.YAMLError``.
 """
 
 from __future__ import annotations
