@@ -46,10 +46,16 @@ def model_info(path: str) -> dict[str, Any]:
     folder = artifact.load_model_folder(path, verify_hash=False)
     cfg = folder.config
     parity = cfg.extra.get("parity") or {}
+    decision = (parity.get("heads") or {}).get("decision") or {}
+    # The target is agreement with fp32; a quantisation-aware run's export gates on agreement
+    # with its fake-quantised model instead (int8_reference), reported beside it.
     return {"path": path, "name": cfg.name, "version": cfg.version,
             "template_version": int(cfg.template.get("version", 1)),
             "model_mb": round(folder.model_path.stat().st_size / 1e6, 2),
-            "int8_agreement": parity.get("int8_decision_agreement"),
+            "int8_agreement": decision.get("int8_argmax_agreement",
+                                           parity.get("int8_decision_agreement")),
+            "int8_reference": parity.get("int8_reference", "fp32"),
+            "int8_qat_agreement": decision.get("int8_qat_agreement"),
             "n_parity_texts": parity.get("n_parity_texts")}  # fmt: skip
 
 
