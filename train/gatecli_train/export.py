@@ -170,11 +170,12 @@ def parity_check(
 ) -> ExportReport:
     """Torch vs ONNX fp32 on every head, fp32 vs int8 decisions, keyed by output name.
 
-    With ``qat`` (a ``[train] qat`` run) the int8 decisions are held to the fake-quantised
-    torch model instead, one turn at a time (the rounding :mod:`gatecli_train.qat`
-    simulates is dynamic int8 at batch 1): that model is what training selected and
-    calibration fitted, and its fp32 twin is not (the 1.2.11 QAT run's 3,000 parity turns:
-    int8 vs fake-quantised 0.995, int8 vs fp32 0.978). Agreement with fp32 is still reported.
+    With ``qat`` (a ``[train] qat`` run) exported as dynamic int8 without smoothing (the
+    rounding :mod:`gatecli_train.qat` simulates: dynamic int8 at batch 1; smoothing rounds
+    other inputs) the int8 decisions are held to the fake-quantised torch model instead, one
+    turn at a time: that model is what training selected and calibration fitted, and its fp32
+    twin is not (the 1.2.11 QAT run's 3,000 parity turns: int8 vs fake-quantised 0.995, int8
+    vs fp32 0.978). Agreement with fp32 is still reported.
     Raises :class:`ParityError` listing every head outside its tolerance.
     """
     model.eval()
@@ -206,7 +207,8 @@ def parity_check(
                             f"{rep.fp32_max_abs_diff:.2e} > {cfg.max_abs_diff:.0e}")  # fmt: skip
     decision = report["decision"].int8_argmax_agreement if "decision" in report else None
     reference = "fp32"
-    if qat and int8_sess is not None and "decision" in report:
+    simulated = qat and cfg.quantization == "dynamic" and not cfg.smooth_alpha
+    if simulated and int8_sess is not None and "decision" in report:
         rep = report["decision"]
         rep.int8_qat_agreement = _qat_agreement(model, int8_sess, rep.output, tokenizer, texts,
                                                 max_length)  # fmt: skip
@@ -259,7 +261,7 @@ def write_model_folder(
     report. ``cfg`` is the recipe's ``[export]`` section (name, version, quantisation,
     tolerances); ``calibration`` gives temperatures and thresholds (none: 1.0 and 0.5);
     ``calibration_texts`` (dev turns, never the parity texts) are what smoothing measures;
-    ``qat`` (a ``[train] qat`` run) holds the int8 decisions to the fake-quantised model.
+    ``qat`` (a ``[train] qat`` run) holds dynamic int8 decisions to the fake-quantised model.
 
     Example:
         >>> write_model_folder(Path("/tmp/m"), model, tok, ExportConfig(name="m"),

@@ -326,9 +326,7 @@ def run(
     report = export.write_model_folder(
         out_dir, start.model, tok, recipe.export, max_length=ml,
         parity_texts=parity or ["query: hello"], calibration=cal, template=template,
-        calibration_texts=smooth_on, extra={"training": training},
-        qat=recipe.train.qat and recipe.export.quantization == "dynamic"
-        and not recipe.export.smooth_alpha,  # smoothing rounds what qat did not simulate
+        calibration_texts=smooth_on, extra={"training": training}, qat=recipe.train.qat,
     )  # fmt: skip
     if not (out_dir / "MODEL_CARD.md").exists():
         (out_dir / "MODEL_CARD.md").write_text(
