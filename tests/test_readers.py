@@ -158,3 +158,30 @@ def test_missing_file_and_unknown_format(tmp_path: Path) -> None:
         list(read_rows(tmp_path / "nope.jsonl"))
     with pytest.raises(InputError, match="unknown --format"):
         list(read_rows(tmp_path / "nope.jsonl", "xml"))
+
+
+def test_data_records_are_read_as_their_input_with_their_id() -> None:
+    """Spec §6 records (the corpus, the eval suites) classify as they are."""
+    rec = {"id": "x:1", "input": {"user_message": "hi", "connected_accounts": ["gmail"]},
+           "labels": {"decision": "execute"}, "source": "x"}  # fmt: skip
+    rows = rows_of(json.dumps(rec) + '\n{"input": {"text": "no message"}}\n')
+    assert rows[0][1] == {"user_message": "hi", "connected_accounts": ["gmail"], "id": "x:1"}
+    assert isinstance(rows[1][1], RowError)  # not a data record: the usual error
+
+
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".gz", ".csv.gz"])
+def test_gzip_input_is_read_by_its_inner_suffix(tmp_path: Path, suffix: str) -> None:
+    import gzip
+
+    body = ("message\nturn it up\n" if suffix == ".csv.gz"
+            else '{"user_message": "a"}\n{oops\n')  # fmt: skip
+    path = tmp_path / f"turns{suffix}"
+    path.write_bytes(gzip.compress(body.encode("utf-8")))
+    rows = list(read_rows(path))
+    if suffix == ".csv.gz":
+        assert [r["user_message"] for _, r in rows] == ["turn it up"]
+    else:  # ".gz" alone is sniffed like any unnamed input
+        assert rows[0][1]["user_message"] == "a" and isinstance(rows[1][1], RowError)
+    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(body.encode("utf-8"))[:12])
+    with pytest.raises(InputError, match="cannot be decompressed"):
+        list(read_rows(tmp_path / "cut.jsonl.gz"))

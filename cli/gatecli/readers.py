@@ -12,6 +12,7 @@ format, missing column, no pyarrow) raise :class:`InputError` instead.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import itertools
 import json
@@ -29,6 +30,7 @@ CHAT_FIELDS = ("connected_accounts", "available_files", "available_tools", "user
 HISTORY_ROLES = ("user", "assistant")
 TEXT_COLUMNS = ("user_message", "text", "message")
 BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class InputError(ValueError):
@@ -183,7 +185,29 @@ def read_jsonl(stream: Iterable[bytes], fmt: str = "auto", *, last: bool = False
             for turn in chat_turns(obj, last=last):
                 yield n, turn
         else:
-            yield _checked(n, obj)
+            yield _checked(n, data_record_input(obj))
+
+
+def data_record_input(obj: Any) -> Any:
+    """The gate input of a labelled data record (spec §6: ``{"id", "input": {...},
+    "labels"}``), with the record's id; anything else unchanged.
+
+    Why: the corpus, the eval suites and Label Studio exports are data records, and
+    classifying them directly (to compare a model with the labels, or to relabel) otherwise
+    fails on every row with "missing user_message".
+
+    Example:
+        >>> data_record_input({"id": "x:1", "input": {"user_message": "hi"}, "labels": {}})
+        {'user_message': 'hi', 'id': 'x:1'}
+    """
+    if isinstance(obj, Mapping) and "user_message" not in obj:
+        inner = obj.get("input")
+        if isinstance(inner, Mapping) and "user_message" in inner:
+            out = dict(inner)
+            if "id" in obj and "id" not in out:
+                out["id"] = obj["id"]
+            return out
+    return obj
 
 
 def read_text(stream: Iterable[bytes]) -> Iterator[Row]:
@@ -341,15 +365,26 @@ def read_rows(
             raise InputError("Parquet cannot be read from stdin; pass a file path")
         yield from read_parquet(path, text_column=text_column, context_column=context_column)
         return
+    gz = False
     if path is not None:
-        stream: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in finally below
+        raw = open(path, "rb")  # noqa: SIM115 - closed in finally below
+        gz = raw.peek(2)[:2] == GZIP_MAGIC
+        # corpora travel compressed (data/corpus/*.jsonl.gz); the inner suffix decides
+        stream: BinaryIO = gzip.GzipFile(fileobj=raw) if gz else raw  # type: ignore[assignment]
+        if gz and path.suffix.lower() == ".gz":
+            path = path.with_suffix("")
     else:
         stream = sys.stdin.buffer if isinstance(source, (str, Path)) else source
     try:
         yield from _dispatch(stream, fmt, path, text_column, context_column, last)
+    except (OSError, EOFError) as exc:
+        if not gz:
+            raise
+        raise InputError(f"{source}: cannot be decompressed ({exc})") from None
     finally:
         if path is not None:
             stream.close()
+            raw.close()
 
 
 def _dispatch(

@@ -50,9 +50,10 @@ if TYPE_CHECKING:
 
 HELP = """Classify user turns: decision, events, scenario tags, missing slots.
 
-INPUT is a file or - for stdin: gate-input JSONL, chat JSONL/JSON in the OpenAI messages
-shape (every user turn is classified, earlier turns as context), plain text (one message a
-line), CSV or Parquet (--text-column). The format is detected; --format overrides.
+INPUT is a file or - for stdin: gate-input JSONL (or labelled data records, read by their
+input), chat JSONL/JSON in the OpenAI messages shape (every user turn is classified, earlier
+turns as context), plain text (one message a line), CSV or Parquet (--text-column); a file
+may be gzipped (.jsonl.gz). The format is detected; --format overrides.
 
 Examples:
 

@@ -38,7 +38,8 @@ from gatecli.writers import terminal_safe
 
 HELP = """Label many turns into OUTPUT (JSONL, or Parquet for .parquet), exactly once.
 
-INPUT files are JSONL (gate-input or chat), CSV or Parquet (--text-column), or text.
+INPUT files are JSONL (gate-input, data records or chat), CSV or Parquet (--text-column), or
+text; gzipped files (.jsonl.gz) are read as they are.
 Output is committed in chunks under OUTPUT.parts/; a killed run resumes where it stopped
 when started again with the same arguments; over a finished OUTPUT nothing changes.
 Ask-band turns escalate to an LLM as in `gatecli classify` when one is configured.
