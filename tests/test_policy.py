@@ -554,3 +554,26 @@ def test_consistency_checker_catches_contradictions():
     assert any("contradicts final_decision" in e for e in errs)
     assert any("events" in e for e in errs)
     assert any("lead_generation_unique_guard" in e for e in errs)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ([0.9], "must be a mapping"),
+        ({"execute": 0.9}, "not a decision.precedence label"),
+        ({"safety": 1.5}, r"\(safety\): must be a number in \[0, 1\]"),
+        ({"refuse": True}, r"\(refuse\): must be a number"),
+    ],
+)
+def test_segment_min_prob_is_checked(value, message):
+    data = yaml.safe_load(default_policy_path().read_text(encoding="utf-8"))
+    data["decision"]["segment_min_prob"] = value
+    with pytest.raises(PolicyError, match=message):
+        load_policy(data)
+
+
+def test_segment_min_prob_is_optional():
+    data = yaml.safe_load(default_policy_path().read_text(encoding="utf-8"))
+    assert load_policy(data).segment_min_prob == ()  # a sentence needs the turn's floors
+    data["decision"]["segment_min_prob"] = {"safety": 0.9, "refuse": 0.8}
+    assert dict(load_policy(data).segment_min_prob) == {"safety": 0.9, "refuse": 0.8}

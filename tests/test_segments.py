@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
+from gatecli import artifact
 from gatecli.gate import Gate
 from gatecli.heads import HeadOutputs
 from gatecli.segments import (
@@ -13,6 +16,7 @@ from gatecli.segments import (
     MAX_SEGMENTS,
     apply_segments,
     risk_label,
+    segment_floors,
     split_segments,
 )
 
@@ -126,3 +130,39 @@ def test_shipped_model_reads_a_request_after_a_long_pasted_text() -> None:
     assert guard["triggered"] and guard["payload"]["segment"] == MAX_SEGMENTS - 1
     benign = gate.classify({"user_message": ARTICLE + "Can you summarise this in two lines?"})
     assert benign["decision"] == "execute"
+
+
+def test_segment_floors_are_read_apart_from_the_turns() -> None:
+    """A sentence alone needs ``segment_min_prob``; the whole turn keeps its own floors."""
+    seg = segment_floors(FLOORS, {"safety": 0.9, "refuse": 0.8})
+    assert seg == [("safety", 0.9), ("refuse", 0.8)]
+    assert segment_floors(FLOORS, {"safety": 0.1}) == FLOORS  # never below the turn's floor
+    whole = _h(execute=0.9, refuse=0.1)
+    parts = [_h(execute=0.9), _h(safety=0.85, execute=0.15)]
+    assert apply_segments(whole, parts, FLOORS)[1] is not None
+    out, why = apply_segments(whole, parts, FLOORS, seg)
+    assert why is None and out is whole
+    # the turn is still read at its own floors: a refuse turn is not outranked by a refuse
+    # sentence, and a safety sentence over the segment floor still wins
+    out, why = apply_segments(_h(refuse=0.6), [_h(safety=0.95)], FLOORS, seg)
+    assert why is not None and why.label == "safety"
+
+
+def test_gate_takes_segment_floors_from_the_policy(tiny_model_dir: Path, tmp_path: Path) -> None:
+    gate = Gate(tiny_model_dir)
+    assert gate.policy.segment_min_prob == ()  # the default policy: the turn's floors
+    for lang in ("en", "zh", "fr", "xx"):
+        assert gate.risk_floors(lang)[0] == gate.risk_floors(lang)[1]
+    folder = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, folder)
+    policy = yaml.safe_load((folder / "policy.yaml").read_text(encoding="utf-8"))
+    policy["decision"]["segment_min_prob"] = {"safety": 0.95, "refuse": 0.9}
+    (folder / "policy.yaml").write_text(yaml.safe_dump(policy), encoding="utf-8")
+    artifact.seal(folder)
+    gate = Gate(folder)
+    want = dict(gate.policy.segment_min_prob)
+    for lang in ("en", "zh", "fr", "xx"):
+        turn, seg = gate.risk_floors(lang)
+        assert [lab for lab, _ in turn] == [lab for lab, _ in seg]
+        for (lab, t), (_, s) in zip(turn, seg, strict=True):
+            assert s == max(t, want[lab])

@@ -27,7 +27,7 @@ from gatecli.heads import HeadOutputs, postprocess
 from gatecli.langid import detect
 from gatecli.policy import apply_policy, load_policy
 from gatecli.records import validate_record
-from gatecli.segments import SegmentVerdict, apply_segments, split_segments
+from gatecli.segments import SegmentVerdict, apply_segments, segment_floors, split_segments
 from gatecli.session import open_session
 from gatecli.template import serialize
 
@@ -106,6 +106,11 @@ class Gate:
         self._lang_floors = {
             lang: self._floors_from(th) for lang, th in self._lang_thresholds.items()
         }
+        seg_min = dict(self.policy.segment_min_prob)
+        self._seg_floors = segment_floors(self._floors, seg_min)
+        self._lang_seg_floors = {
+            lang: segment_floors(fl, seg_min) for lang, fl in self._lang_floors.items()
+        }
         try:
             tok = Tokenizer.from_file(str(self.folder.tokenizer_path))
         except Exception as exc:  # tokenizers raises plain Exception subclasses
@@ -134,6 +139,14 @@ class Gate:
 
     def _floors_from(self, thresholds: Mapping[str, float]) -> list[tuple[str, float]]:
         return [(lab, float(thresholds.get(lab, floor))) for lab, floor in self.policy.precedence]
+
+    def risk_floors(self, lang: str) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """The precedence floors a whole turn in ``lang`` is read at, and those a sentence
+        scored alone must clear (``decision.segment_min_prob`` of the policy, when higher)."""
+        return (
+            self._lang_floors.get(lang, self._floors),
+            self._lang_seg_floors.get(lang, self._seg_floors),
+        )
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -207,8 +220,10 @@ class Gate:
             pred, verdict = preds[k], None
             lang = detect(records[idx[k]]["user_message"])
             if k in owner:
-                floors = self._lang_floors.get(lang, self._floors)
-                pred, verdict = apply_segments(pred, [preds[s] for s in owner[k]], floors)
+                floors, seg_floors = self.risk_floors(lang)
+                pred, verdict = apply_segments(
+                    pred, [preds[s] for s in owner[k]], floors, seg_floors
+                )
             rec = out[idx[k]] = self._record(records[idx[k]], pred, lang)
             rec["guards"].append(_segment_guard(verdict, k in owner, self.segment_guard))
             spent = cost[k] + sum(cost[s] for s in owner.get(k, ()))

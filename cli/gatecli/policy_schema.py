@@ -89,6 +89,9 @@ class Policy:
     rules: tuple[Rule, ...]
     guards: tuple[Rule, ...]
     finalize: tuple[Rule, ...]
+    # decision.segment_min_prob: the least probability a sentence scored alone needs to
+    # override its turn (the segment rule); the precedence floor applies when it is higher.
+    segment_min_prob: tuple[tuple[str, float], ...] = ()
 
 
 def matches(when: Mapping[str, Any], f: Facts) -> bool:
@@ -151,6 +154,7 @@ def compile_policy(
         if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise PolicyError(f"{where} ({item['label']}): min_prob must be a number in [0, 1]")
         prec.append((str(item["label"]), float(p)))
+    seg = _segment_min_prob((data.get("decision") or {}).get("segment_min_prob"), prec)
     seen: set[str] = set()
     parts = {
         key: tuple(
@@ -158,7 +162,25 @@ def compile_policy(
         )
         for key, kind in (("rules", "rule"), ("guards", "guard"), ("finalize", "finalize"))
     }
-    return Policy(precedence=tuple(prec), **parts)
+    return Policy(precedence=tuple(prec), segment_min_prob=seg, **parts)
+
+
+def _segment_min_prob(value: Any, prec: list[tuple[str, float]]) -> tuple[tuple[str, float], ...]:
+    """``decision.segment_min_prob`` checked: a mapping of precedence labels to [0, 1]."""
+    if value is None:
+        return ()
+    where = "policy: decision.segment_min_prob"
+    if not isinstance(value, Mapping):
+        raise PolicyError(f"{where}: must be a mapping of label -> min_prob")
+    labels = [lab for lab, _ in prec]
+    out = []
+    for lab, p in value.items():
+        if lab not in labels:
+            raise PolicyError(f"{where}: {lab!r} is not a decision.precedence label {labels}")
+        if not isinstance(p, (int, float)) or isinstance(p, bool) or not 0.0 <= p <= 1.0:
+            raise PolicyError(f"{where} ({lab}): must be a number in [0, 1]")
+        out.append((str(lab), float(p)))
+    return tuple(out)
 
 
 def _seq(data: Mapping[str, Any], key: str) -> list[Any]:

@@ -64,6 +64,18 @@ def risk_label(probs: Mapping[str, float], floors: Sequence[tuple[str, float]]) 
     return None
 
 
+def segment_floors(
+    floors: Sequence[tuple[str, float]], min_prob: Mapping[str, float]
+) -> list[tuple[str, float]]:
+    """The floors a sentence alone must clear: the turn's floor or ``min_prob``, the higher.
+
+    Example:
+        >>> segment_floors([("safety", 0.3), ("refuse", 0.5)], {"safety": 0.9})
+        [('safety', 0.9), ('refuse', 0.5)]
+    """
+    return [(lab, max(float(p), float(min_prob.get(lab, 0.0)))) for lab, p in floors]
+
+
 @dataclass(frozen=True)
 class SegmentVerdict:
     """Which segment decided the turn, for the record's ``guards`` entry."""
@@ -78,12 +90,17 @@ def apply_segments(
     whole: HeadOutputs,
     parts: Sequence[HeadOutputs],
     floors: Sequence[tuple[str, float]],
+    segment_floors: Sequence[tuple[str, float]] | None = None,
 ) -> tuple[HeadOutputs, SegmentVerdict | None]:
     """The turn's outputs after the segment rule, and the verdict when a segment won.
 
     A segment wins when its risk label outranks the whole turn's (none < refuse < safety):
     the turn then takes that segment's decision probabilities and no events (spec §3: no
-    event for refuse or safety); tags and slots stay the whole turn's.
+    event for refuse or safety); tags and slots stay the whole turn's. The whole turn's
+    label is read at ``floors``, a segment's at ``segment_floors`` (default: ``floors``):
+    a sentence read without its neighbours is noisier than its turn, and every extra
+    sentence is one more chance of a false alarm, so the policy can ask a segment for more
+    (``decision.segment_min_prob``, see :func:`segment_floors`).
 
     Example:
         >>> whole = HeadOutputs({"execute": 0.96, "safety": 0.02}, events=["device.light.adjust"])
@@ -94,10 +111,11 @@ def apply_segments(
     """
     rank: dict[str | None, int] = {None: -1, **{lab: i for i, lab in enumerate(RISK_ORDER)}}
     best = risk_label(whole.decision_probs, floors)
+    seg_floors = floors if segment_floors is None else segment_floors
     winner: SegmentVerdict | None = None
     chosen: HeadOutputs | None = None
     for i, seg in enumerate(parts):
-        lab = risk_label(seg.decision_probs, floors)
+        lab = risk_label(seg.decision_probs, seg_floors)
         if rank[lab] > rank[best]:
             best = lab
             winner = SegmentVerdict(i, str(lab), seg.decision_probs[str(lab)], len(parts))
