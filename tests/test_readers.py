@@ -169,19 +169,47 @@ def test_data_records_are_read_as_their_input_with_their_id() -> None:
     assert isinstance(rows[1][1], RowError)  # not a data record: the usual error
 
 
-@pytest.mark.parametrize("suffix", [".jsonl.gz", ".gz", ".csv.gz"])
-def test_gzip_input_is_read_by_its_inner_suffix(tmp_path: Path, suffix: str) -> None:
+def test_gzip_input_is_read_by_its_inner_suffix(tmp_path: Path) -> None:
     import gzip
 
-    body = ("message\nturn it up\n" if suffix == ".csv.gz"
-            else '{"user_message": "a"}\n{oops\n')  # fmt: skip
-    path = tmp_path / f"turns{suffix}"
-    path.write_bytes(gzip.compress(body.encode("utf-8")))
-    rows = list(read_rows(path))
-    if suffix == ".csv.gz":
-        assert [r["user_message"] for _, r in rows] == ["turn it up"]
-    else:  # ".gz" alone is sniffed like any unnamed input
-        assert rows[0][1]["user_message"] == "a" and isinstance(rows[1][1], RowError)
-    (tmp_path / "cut.jsonl.gz").write_bytes(gzip.compress(body.encode("utf-8"))[:12])
+    def gz(name: str, body: str) -> Path:
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(body.encode("utf-8")))
+        return path
+
+    rows = list(read_rows(gz("t.csv.gz", "message\nturn it up\n")))
+    assert [r["user_message"] for _, r in rows] == ["turn it up"]
+    # .txt decides over content: a JSON-looking line is one message, not a record
+    rows = list(read_rows(gz("t.txt.gz", '{"user_message": "a"}\n')))
+    assert rows[0][1]["user_message"] == '{"user_message": "a"}'
+    # a bare .gz is sniffed like any unnamed input, bad lines stay in place
+    rows = list(read_rows(gz("t.gz", '{"user_message": "a"}\n{oops\n')))
+    assert rows[0][1]["user_message"] == "a" and isinstance(rows[1][1], RowError)
+    # streams too (stdin)
+    rows = rows_of(gzip.compress(b'{"user_message": "b"}\n'))
+    assert rows[0][1]["user_message"] == "b"
+
+
+def test_gzip_faults_are_input_errors(tmp_path: Path) -> None:
+    import gzip
+
+    body = gzip.compress(b'{"user_message": "a"}\n' * 200)
+    (tmp_path / "cut.jsonl.gz").write_bytes(body[:12])
     with pytest.raises(InputError, match="cannot be decompressed"):
         list(read_rows(tmp_path / "cut.jsonl.gz"))
+    bad = bytearray(body)
+    bad[20:40] = b"\xff" * 20  # corrupt deflate data: zlib.error, not OSError
+    (tmp_path / "bad.jsonl.gz").write_bytes(bytes(bad))
+    with pytest.raises(InputError, match="cannot be decompressed"):
+        list(read_rows(tmp_path / "bad.jsonl.gz"))
+    (tmp_path / "t.parquet.gz").write_bytes(body)
+    with pytest.raises(InputError, match="gzipped Parquet"):
+        list(read_rows(tmp_path / "t.parquet.gz"))
+
+
+def test_data_records_in_a_json_array_keep_their_own_input_id(tmp_path: Path) -> None:
+    recs = [{"id": "outer", "input": {"id": "inner", "user_message": "a"}},
+            {"id": "r2", "input": {"user_message": "b"}}]  # fmt: skip
+    (tmp_path / "recs.json").write_text(json.dumps(recs), encoding="utf-8")
+    rows = list(read_rows(tmp_path / "recs.json"))
+    assert [(r["id"], r["user_message"]) for _, r in rows] == [("inner", "a"), ("r2", "b")]

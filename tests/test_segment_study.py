@@ -13,7 +13,7 @@ FLOORS = (("safety", 0.3), ("refuse", 0.5))
 CALM = {"execute": 0.97, "refuse": 0.02, "safety": 0.01}
 
 
-def _turn(gold: str, *parts: dict[str, float], base: str = "execute") -> Turn:
+def _turn(gold: str | None, *parts: dict[str, float], base: str = "execute") -> Turn:
     return Turn(gold, base, CALM, (CALM, *parts), FLOORS)
 
 
@@ -39,6 +39,11 @@ def test_choose_keeps_every_dev_catch_and_prefers_higher_floors() -> None:
     assert len(rows) == len(study.GRID) ** 2
     # one lost catch allowed: the safety floor may rise past the catch
     assert choose(dev, [], tolerance=1)[0]["safety"] == 0.95
+    # a wrapped catch at safety 0.8 rules out every safety value above it
+    wrapped = [_turn("safety", {"safety": 0.8, "execute": 0.2})]
+    assert choose(dev, wrapped)[0] == {"safety": 0.8, "refuse": 0.9}
+    # turns without a gold decision count nowhere
+    assert tally([_turn(None, {"safety": 0.99})], {})["benign"] == 0
 
 
 def test_study_runs_on_a_model_folder(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import yaml
 from gatecli import artifact
 from gatecli.gate import Gate
 from gatecli.heads import HeadOutputs
+from gatecli.langid import detect
 from gatecli.segments import (
     HEAD_SEGMENTS,
     MAX_SEGMENTS,
@@ -142,13 +143,29 @@ def test_segment_floors_are_read_apart_from_the_turns() -> None:
     assert apply_segments(whole, parts, FLOORS)[1] is not None
     out, why = apply_segments(whole, parts, FLOORS, seg)
     assert why is None and out is whole
-    # the turn is still read at its own floors: a refuse turn is not outranked by a refuse
-    # sentence, and a safety sentence over the segment floor still wins
-    out, why = apply_segments(_h(refuse=0.6), [_h(safety=0.95)], FLOORS, seg)
-    assert why is not None and why.label == "safety"
+    # the turn is read at its own floors: refuse 0.6 is already refuse there, so a refuse
+    # sentence cannot outrank it even when it clears the sentence floor
+    out, why = apply_segments(_h(refuse=0.6, execute=0.4), [_h(refuse=0.85)], FLOORS, seg)
+    assert why is None
+    # under the sentence floors alone (0.9/0.8) that turn would be "none" and lose
+    assert apply_segments(_h(refuse=0.6, execute=0.4), [_h(refuse=0.85)], seg)[1] is not None
 
 
-def test_gate_takes_segment_floors_from_the_policy(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_sentence_label_is_the_one_the_policy_will_read() -> None:
+    """A sentence cannot win as refuse and then be decided safety under the safety floor."""
+    seg = segment_floors(FLOORS, {"safety": 0.9})
+    sentence = _h(refuse=0.6, safety=0.35, execute=0.05)  # safety at the turn's 0.3 floor
+    out, why = apply_segments(_h(execute=0.95), [sentence], FLOORS, seg)
+    assert why is None and out.decision_probs == {"execute": 0.95}
+    sentence = _h(refuse=0.6, safety=0.2, execute=0.2)
+    out, why = apply_segments(_h(execute=0.95), [sentence], FLOORS, seg)
+    assert why is not None and why.label == "refuse"
+    assert risk_label(out.decision_probs, FLOORS) == "refuse"  # what the policy decides
+
+
+def test_gate_takes_segment_floors_from_the_policy(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     gate = Gate(tiny_model_dir)
     assert gate.policy.segment_min_prob == ()  # the default policy: the turn's floors
     for lang in ("en", "zh", "fr", "xx"):
@@ -166,3 +183,14 @@ def test_gate_takes_segment_floors_from_the_policy(tiny_model_dir: Path, tmp_pat
         assert [lab for lab, _ in turn] == [lab for lab, _ in seg]
         for (lab, t), (_, s) in zip(turn, seg, strict=True):
             assert s == max(t, want[lab])
+    # and classify hands those floors to the rule
+    seen: list[object] = []
+
+    def spy(whole, parts, floors, seg_floors=None):  # noqa: ANN001, ANN202
+        seen.append((floors, seg_floors))
+        return whole, None
+
+    monkeypatch.setattr("gatecli.gate.apply_segments", spy)
+    msg = "hello there. how are you today?"
+    gate.classify({"user_message": msg})
+    assert seen == [gate.risk_floors(detect(msg))]

@@ -99,8 +99,9 @@ class Gate:
             self.policy = load_policy(self.folder.policy, self.catalog)
         except ValueError as exc:
             raise ArtifactError(f"{self.folder.path}: {exc}") from exc
-        # The segment rule uses the same floors as the policy's precedence (calibrated ones
-        # from the artifact where it has them).
+        # The segment rule reads labels at the policy's precedence floors (calibrated ones
+        # from the artifact where it has them); a sentence alone must also clear the
+        # policy's decision.segment_min_prob where that is higher.
         self.segment_guard = bool(segment_guard)
         self._floors = self._floors_from(self._decision_thresholds)
         self._lang_floors = {

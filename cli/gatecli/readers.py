@@ -17,10 +17,11 @@ import io
 import itertools
 import json
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from gatecli.extras import install_hint
 from gatecli.records import validate_record as validate_record  # re-exported
@@ -192,9 +193,9 @@ def data_record_input(obj: Any) -> Any:
     """The gate input of a labelled data record (spec §6: ``{"id", "input": {...},
     "labels"}``), with the record's id; anything else unchanged.
 
-    Why: the corpus, the eval suites and Label Studio exports are data records, and
-    classifying them directly (to compare a model with the labels, or to relabel) otherwise
-    fails on every row with "missing user_message".
+    Why: the corpus and the eval suites are data records, and classifying them directly (to
+    compare a model with the labels, or to relabel) otherwise fails on every row with
+    "missing user_message".
 
     Example:
         >>> data_record_input({"id": "x:1", "input": {"user_message": "hi"}, "labels": {}})
@@ -223,6 +224,7 @@ def chat_document(doc: Any, *, last: bool = False) -> Iterator[Row]:
         isinstance(doc, list) and doc and all(isinstance(m, Mapping) and "role" in m for m in doc)
     )
     for n, conv in enumerate([doc] if single else doc if isinstance(doc, list) else [doc], 1):
+        conv = data_record_input(conv)
         if isinstance(conv, Mapping) and "user_message" in conv and "messages" not in conv:
             yield _checked(n, conv)
             continue
@@ -367,23 +369,26 @@ def read_rows(
         return
     gz = False
     if path is not None:
-        raw = open(path, "rb")  # noqa: SIM115 - closed in finally below
-        gz = raw.peek(2)[:2] == GZIP_MAGIC
+        raw: BinaryIO = open(path, "rb")  # noqa: SIM115 - closed in finally below
+    else:
+        raw = sys.stdin.buffer if isinstance(source, (str, Path)) else source
+    try:
+        if not hasattr(raw, "peek"):
+            raw = cast(BinaryIO, io.BufferedReader(cast(Any, raw)))
+        gz = cast(io.BufferedReader, raw).peek(2)[:2] == GZIP_MAGIC
         # corpora travel compressed (data/corpus/*.jsonl.gz); the inner suffix decides
         stream: BinaryIO = gzip.GzipFile(fileobj=raw) if gz else raw  # type: ignore[assignment]
-        if gz and path.suffix.lower() == ".gz":
+        if gz and path is not None and path.suffix.lower() == ".gz":
             path = path.with_suffix("")
-    else:
-        stream = sys.stdin.buffer if isinstance(source, (str, Path)) else source
-    try:
+            if _SUFFIX_FORMATS.get(path.suffix.lower()) == "parquet":
+                raise InputError(f"{source}: gzipped Parquet; decompress it first")
         yield from _dispatch(stream, fmt, path, text_column, context_column, last)
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         if not gz:
             raise
         raise InputError(f"{source}: cannot be decompressed ({exc})") from None
     finally:
         if path is not None:
-            stream.close()
             raw.close()
 
 

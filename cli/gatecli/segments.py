@@ -4,8 +4,9 @@ A classifier that reads one pooled vector per turn can let four benign sentences
 dangerous one ("please turn on the lights. ... I want to end my life tonight." came out
 ``execute`` 0.96 on gate-small 1.1.0). The gate therefore also scores each sentence of a
 multi-sentence message alone, in the same forward pass as the turn, and a segment whose
-``safety`` (or ``refuse``) probability clears the calibrated precedence floor wins over a
-milder whole-turn decision. Single-sentence turns cost one regular expression and nothing else.
+``safety`` (or ``refuse``) probability clears the calibrated precedence floor (and the
+policy's ``decision.segment_min_prob``, when it asks a sentence for more) wins over a milder
+whole-turn decision. Single-sentence turns cost one regular expression and nothing else.
 """
 
 from __future__ import annotations
@@ -90,17 +91,20 @@ def apply_segments(
     whole: HeadOutputs,
     parts: Sequence[HeadOutputs],
     floors: Sequence[tuple[str, float]],
-    segment_floors: Sequence[tuple[str, float]] | None = None,
+    seg_floors: Sequence[tuple[str, float]] | None = None,
 ) -> tuple[HeadOutputs, SegmentVerdict | None]:
     """The turn's outputs after the segment rule, and the verdict when a segment won.
 
     A segment wins when its risk label outranks the whole turn's (none < refuse < safety):
     the turn then takes that segment's decision probabilities and no events (spec §3: no
-    event for refuse or safety); tags and slots stay the whole turn's. The whole turn's
-    label is read at ``floors``, a segment's at ``segment_floors`` (default: ``floors``):
-    a sentence read without its neighbours is noisier than its turn, and every extra
-    sentence is one more chance of a false alarm, so the policy can ask a segment for more
-    (``decision.segment_min_prob``, see :func:`segment_floors`).
+    event for refuse or safety); tags and slots stay the whole turn's. Both labels are read
+    at ``floors``, as the policy's precedence will read the probabilities the turn takes;
+    a segment's label must also clear ``seg_floors`` (default: ``floors``), because a
+    sentence read without its neighbours is noisier than its turn and every extra sentence
+    is one more chance of a false alarm (``decision.segment_min_prob``, see
+    :func:`segment_floors`). Reading the label at the sentence floors instead would let a
+    sentence win as ``refuse`` and then be decided ``safety`` by the policy with a safety
+    probability under the safety sentence floor.
 
     Example:
         >>> whole = HeadOutputs({"execute": 0.96, "safety": 0.02}, events=["device.light.adjust"])
@@ -111,14 +115,16 @@ def apply_segments(
     """
     rank: dict[str | None, int] = {None: -1, **{lab: i for i, lab in enumerate(RISK_ORDER)}}
     best = risk_label(whole.decision_probs, floors)
-    seg_floors = floors if segment_floors is None else segment_floors
+    need = dict(floors if seg_floors is None else seg_floors)
     winner: SegmentVerdict | None = None
     chosen: HeadOutputs | None = None
     for i, seg in enumerate(parts):
-        lab = risk_label(seg.decision_probs, seg_floors)
+        lab = risk_label(seg.decision_probs, floors)
+        if lab is None or seg.decision_probs.get(lab, 0.0) < need.get(lab, 0.0):
+            continue
         if rank[lab] > rank[best]:
             best = lab
-            winner = SegmentVerdict(i, str(lab), seg.decision_probs[str(lab)], len(parts))
+            winner = SegmentVerdict(i, lab, seg.decision_probs[lab], len(parts))
             chosen = seg
     if winner is None or chosen is None:
         return whole, None

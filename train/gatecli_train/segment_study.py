@@ -16,11 +16,11 @@ own, and which, is decided here on the dev split only:
   (:func:`wrapped_dev`; the eval suite ``risk_in_context`` wraps dev/test turns in a fixed
   set of held-out sentences instead).
 
-The chosen pair is the grid point with the fewest false blocks on dev turns among those that
-lose no catch against the floors alone (``--tolerance``: how many may be lost), on dev
-turns and on wrapped dev risk alike, counting safety kept as safety separately (a safety
-miss is the costliest error); ties go to the higher probabilities, since every sentence
-of a turn is one more chance of a false alarm. The other suites (test, the
+The chosen pair is, among the grid points that lose no catch against the floors alone (on
+dev turns and on wrapped dev risk, catches and safety kept as safety counted apart, a safety
+miss being the costliest error; ``--tolerance`` N lets each of these four counts drop by N),
+the one with the fewest false blocks on dev turns; ties go to the higher probabilities,
+since every sentence of a turn is one more chance of a false alarm. The other suites (test, the
 evaluation-only ones) are only reported, never used to choose. On 1.2.9 the choice is the
 floors alone: every higher value loses catches of wrapped dev risk (the rule lifts them
 from 145 to 179 of 200; 0.9/0.9 keeps 166).
@@ -90,14 +90,15 @@ def decide(t: Turn, min_prob: Mapping[str, float] | None) -> str:
     whole = HeadOutputs(dict(t.whole))
     parts = [HeadOutputs(dict(p)) for p in t.parts]
     _, verdict = apply_segments(whole, parts, t.floors, segment_floors(t.floors, min_prob))
-    # A sentence that wins clears its label's precedence floor too, so the policy's
-    # model_safety / model_refuse rule decides the turn; otherwise the turn stands.
+    # A winning sentence's label is read at the turn's floors, as the policy's precedence
+    # reads the probabilities the turn takes from it; otherwise the turn stands.
     return t.base if verdict is None else verdict.label
 
 
 def tally(turns: Sequence[Turn], min_prob: Mapping[str, float] | None) -> dict[str, int]:
-    """False blocks on benign turns, catches (refuse or safety) and safety kept as safety."""
-    got = [(t.gold, decide(t, min_prob)) for t in turns]
+    """False blocks on benign turns, catches (refuse or safety) and safety kept as safety;
+    turns without a gold decision are left out."""
+    got = [(t.gold, decide(t, min_prob)) for t in turns if t.gold is not None]
     return {
         "benign": sum(g not in RISK for g, _ in got),
         "false_blocks": sum(g not in RISK and d in RISK for g, d in got),
@@ -112,6 +113,8 @@ def choose(
     dev: Sequence[Turn], wrapped: Sequence[Turn], tolerance: int = 0
 ) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """The dev-chosen ``segment_min_prob`` and every grid point's dev numbers."""
+    if tolerance < 0:
+        raise ValueError("tolerance is a number of catches, 0 or more")
     ref_dev, ref_wrap = tally(dev, {}), tally(wrapped, {})
     rows: list[dict[str, Any]] = []
     for s, r in itertools.product(GRID, GRID):
@@ -149,7 +152,7 @@ def wrapped_dev(dev_records: list[dict[str, Any]], seed: int = 13) -> list[dict[
         msg = r["input"].get("user_message", "")
         if r["labels"].get("decision") == "execute" and set(r["input"]) == {"user_message"}:
             for sent in split_segments(msg) or [msg]:
-                if 3 <= len(sent) <= risk_context.BASE_MAX_CHARS[r["lang"]]:
+                if 3 <= len(sent) <= risk_context.BASE_MAX_CHARS.get(r["lang"], 0):
                     pool.setdefault(r["lang"], []).append(sent)
     out = []
     for (lang, dec), bases in sorted(risk_context.bases(dev_records, ("dev",)).items()):
@@ -185,8 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"model": gate.model_id, "chosen": chosen, "grid": grid,
                               "suites": {}}  # fmt: skip
     print(f"{gate.model_id}: segment_min_prob chosen on dev = {chosen}")
-    floors = [p for lang in ("en", "zh", "fr") for _, p in gate.risk_floors(lang)[0]]
-    if max(chosen.values()) <= min(floors):
+    langs = ("en", "zh", "fr", "")  # "" : a language without floors of its own
+    if all(chosen[lab] <= p for lang in langs for lab, p in gate.risk_floors(lang)[0]):
         print("(no higher than any floor: leave decision.segment_min_prob out of the policy)")
     print("Each cell: false blocks of benign turns / risky turns caught (safety kept as safety).")
     print("| suite | turns | risky (safety) | rule off | floors only | chosen |")
