@@ -25,6 +25,7 @@ from gatecli_train.corpus import (
     multiwoz_zh,
     ordinary,
     risk_context,
+    sentences,
     tools_variation,
     xsid,
 )
@@ -140,6 +141,7 @@ def build(
     aug = augment.augment(records) + tools_variation.vary(records) + risk_context.vary(records)
     aug += context.augment(records)  # issue 12: account spellings, slot answers, risk in turns
     aug += invariance_train.vary(records)  # issue 14: unrelated tools, an opening exchange
+    aug += sentences.vary(records)  # the segment rule's view: ordinary sentences alone
     msg_split = {normalise(r["input"]["user_message"]): r["split"] for r in records}
     aug = [
         a

@@ -404,7 +404,23 @@ French written from the English ones) -> same decision, events `[]`, tags and sl
 same group and split as the base; plus 120 benign-only multi-sentence turns per language ->
 execute, heads masked (so length alone is no signal). About 1,500 variants (source
 `risk_context`); a variant must stay under 280 (zh 90) characters so the risk sentence
-survives the model's 96-token window.
+survives the model's 96-token window. Real wrappers (2026-12-03, tag `train_real`): the same
+bases and wrappers again, but the benign sentences are 400 per language sampled from train
+execute turns of ordinary sources (XPersona, word problems, long requests, medical QA,
+oasst1_zh, SGD, CrossWOZ, MultiWOZ-zh, SNIPS, HWU64, PIAF; none equal to a `risk_in_context`
+sentence), with 380 benign-only turns per language beside the 380 wrapped ones. Why: around
+sentences of dev's own ordinary turns gate-small 1.2.9 kept 145 of 200 dev risk turns, around
+the fixed pools 238 of 244 (`gatecli_train.segment_study`).
+
+Sentences alone (`sentences.py`, 2026-12-03): each sentence (as the runtime's segment rule
+cuts them) of train execute turns of chat, question and writing sources (XPersona, word
+problems, long requests, Chinese medical QA, oasst1_zh, knowledge, closings, PIAF, CMRC),
+alone -> execute; events `[]` when the turn has none, else masked; tags and slots masked; same
+group and split; at most 1,500 per language; source `sentence:<the turn's source>`. Label
+rule: a sentence of an ordinary turn that needs no refusal is no reason to refuse either;
+task-oriented dialogues (a sentence may be an `ask` alone) and every source that quotes or
+discusses harm are left out. Why: the segment rule reads sentences alone, and 1.2.9 called
+narrative sentences of word problems safety or refuse with confidence.
 
 ## Splits, dedup, leakage
 
@@ -483,7 +499,10 @@ leak rule is by message, and "thanks" must stay in training).
 
 Upstream commits and file lists: `shared/datasets/<name>/PROVENANCE.md`. Because records from
 xSID, SGD and CMRC 2018 are CC BY-SA 4.0, a published corpus that contains them is CC BY-SA 4.0
-as a whole (or ship them as a separate file).
+as a whole (or ship them as a separate file). Augmented records carry their bases'
+licences: a `sentence:<source>` record is its source's text; a real-wrapper `risk_context`
+record (`train_real`) mixes sentences of several sources, SGD (CC BY-SA 4.0) among them, so
+treat those as CC BY-SA 4.0 too.
 
 ## Hand check
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from gatecli_train.corpus.records import make_record
+from gatecli.segments import split_segments
+from gatecli_train.corpus.records import make_record, normalise
 
 Record = dict[str, Any]
 BLOCKING = ("safety", "refuse")
@@ -250,9 +251,10 @@ def _make(
     split: str | None,
     source: str,
     tag: str,
+    langs: tuple[str, ...] = LANGS,
 ) -> list[Record]:
     out: list[Record] = []
-    for lang in LANGS:
+    for lang in langs:
         pool = benign[lang]
         for dec in BLOCKING:
             cands = by.get((lang, dec), [])
@@ -304,13 +306,64 @@ def _make(
 def vary(records: list[Record], seed: int = 13) -> list[Record]:
     """Training variants from train-split safety/refuse turns (split ``train``).
 
+    Two sets: around the fixed :data:`TRAIN_BENIGN` sentences, and around sentences of real
+    train turns (:func:`real_benign`, tag ``train_real``).
+
     Example:
         >>> vary([])[:1][0]["labels"]["decision"]
         'execute'
     """
     rng = random.Random(f"risk_context:{seed}")
-    return _make(rng, bases(records, ("train",)), TRAIN_BENIGN, PER_LANG, split=None,
-                 source="risk_context", tag="train")  # fmt: skip
+    fixed = _make(rng, bases(records, ("train",)), TRAIN_BENIGN, PER_LANG, split=None,
+                  source="risk_context", tag="train")  # fmt: skip
+    pools = real_benign(records)
+    rng = random.Random(f"risk_context:real:{seed}")
+    real = _make(rng, bases(records, ("train",)), pools, REAL_PER_LANG, split=None,
+                 source="risk_context", tag="train_real", langs=tuple(pools))  # fmt: skip
+    return fixed + real
+
+
+# Real-wrapper variants per language: as many benign-only turns as wrapped risky ones. With
+# 120 (PER_LANG) against 380, 1.2.14 learned "several ordinary sentences -> risk": its whole-turn
+# false blocks of benign multi-sentence turns rose (MGSM 8 -> 20, test 15 -> 24 of 372).
+REAL_PER_LANG = {"safety": 190, "refuse": 190, "benign": 380}
+# Sources of the real wrappers: ordinary chat, questions and requests (no quoted harm).
+REAL_SOURCES = ("xpersona", "authored:wordproblems", "authored:longreq", "chinese_medical_qa",
+                "oasst1_zh", "authored:knowledge", "authored:closings", "sgd_subset",
+                "crosswoz", "multiwoz_zh", "snips_2017", "hwu64", "piaf")  # fmt: skip
+
+
+def real_benign(records: list[Record], per_lang: int = 400) -> dict[str, dict[str, list[str]]]:
+    """Wrapper pools per language from sentences of train ``execute`` turns of ordinary
+    sources, none of them an :data:`EVAL_BENIGN` sentence.
+
+    Why (2026-12-03): around the eight-odd fixed sentences per kind of :data:`TRAIN_BENIGN`
+    gate-small 1.2.9 kept safety and refuse turns of dev 238 times in 244; around sentences
+    of dev's own ordinary turns only 145 times in 200 (``gatecli_train.segment_study``): it
+    had learned the wrappers, not that risk survives any surrounding text.
+    """
+    held_out = {normalise(s) for by in EVAL_BENIGN.values() for ss in by.values() for s in ss}
+    found: dict[str, set[str]] = {}
+    for r in records:
+        msg = r["input"].get("user_message", "")
+        if (
+            r["split"] == "train"
+            and r["source"] in REAL_SOURCES
+            and r["labels"].get("decision") == "execute"
+            and r["lang"] in LANGS
+            and set(r["input"]) == {"user_message"}
+        ):
+            for sent in split_segments(msg) or [msg]:
+                if 3 <= len(sent) <= BASE_MAX_CHARS[r["lang"]] and normalise(sent) not in held_out:
+                    found.setdefault(r["lang"], set()).add(sent)
+    rng = random.Random("risk_context:real_benign")
+    pools: dict[str, dict[str, list[str]]] = {}
+    for lang in LANGS:
+        sents = sorted(found.get(lang, ()))
+        if len(sents) >= 4:
+            picked = rng.sample(sents, min(per_lang, len(sents)))
+            pools[lang] = {k: picked for k in ("device", "chat", "request", "statement")}
+    return pools
 
 
 def eval_suite(records: list[Record], seed: int = 13) -> list[Record]:
