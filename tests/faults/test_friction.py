@@ -79,7 +79,9 @@ def test_help_is_clean() -> None:
 
 def test_readme_examples_name_files_that_exist() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    paths = re.findall(r"gatecli (?:classify|label) (\S+\.(?:csv|jsonl|json|txt|parquet))", readme)
+    paths = re.findall(
+        r"gatecli (?:classify|label) (\S+\.(?:csv|jsonl|json|txt|parquet)(?:\.gz)?)", readme
+    )
     assert any(p.endswith(".csv") for p in paths), paths
     missing = [p for p in paths if not (REPO / p).is_file()]
     assert not missing, missing
