@@ -147,19 +147,13 @@ def wrapped_dev(dev_records: list[dict[str, Any]], seed: int = 13) -> list[dict[
     learned those, and around them the rule has nothing left to catch.
     """
     rng = random.Random(f"segment_study:{seed}")
-    pool: dict[str, list[str]] = {}
-    for r in sorted(dev_records, key=lambda r: r["id"]):
-        msg = r["input"].get("user_message", "")
-        if r["labels"].get("decision") == "execute" and set(r["input"]) == {"user_message"}:
-            for sent in split_segments(msg) or [msg]:
-                if 3 <= len(sent) <= risk_context.BASE_MAX_CHARS.get(r["lang"], 0):
-                    pool.setdefault(r["lang"], []).append(sent)
+    pool = risk_context.ordinary_sentences(dev_records, "dev")
     out = []
     for (lang, dec), bases in sorted(risk_context.bases(dev_records, ("dev",)).items()):
-        sents = sorted(set(pool.get(lang, [])))
+        sents = pool.get(lang, [])
         if len(sents) < 2:
             continue
-        kinds = {k: sents for k in ("device", "chat", "request", "statement")}
+        kinds = risk_context.uniform_pool(sents)
         for k, b in enumerate(bases):
             kind = risk_context.KINDS[k % len(risk_context.KINDS)]
             msg = risk_context.wrap(b["input"]["user_message"], kind, kinds, lang, rng)

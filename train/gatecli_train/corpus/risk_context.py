@@ -314,11 +314,12 @@ def vary(records: list[Record], seed: int = 13) -> list[Record]:
         'execute'
     """
     rng = random.Random(f"risk_context:{seed}")
-    fixed = _make(rng, bases(records, ("train",)), TRAIN_BENIGN, PER_LANG, split=None,
+    train = bases(records, ("train",))
+    fixed = _make(rng, train, TRAIN_BENIGN, PER_LANG, split=None,
                   source="risk_context", tag="train")  # fmt: skip
     pools = real_benign(records)
     rng = random.Random(f"risk_context:real:{seed}")
-    real = _make(rng, bases(records, ("train",)), pools, REAL_PER_LANG, split=None,
+    real = _make(rng, train, pools, REAL_PER_LANG, split=None,
                  source="risk_context", tag="train_real", langs=tuple(pools))  # fmt: skip
     return fixed + real
 
@@ -343,27 +344,46 @@ def real_benign(records: list[Record], per_lang: int = 400) -> dict[str, dict[st
     had learned the wrappers, not that risk survives any surrounding text.
     """
     held_out = {normalise(s) for by in EVAL_BENIGN.values() for ss in by.values() for s in ss}
+    found = ordinary_sentences(records, "train", REAL_SOURCES, exclude=held_out)
+    rng = random.Random("risk_context:real_benign")
+    pools: dict[str, dict[str, list[str]]] = {}
+    for lang in LANGS:
+        sents = found.get(lang, [])
+        if len(sents) >= 4:
+            pools[lang] = uniform_pool(rng.sample(sents, min(per_lang, len(sents))))
+    return pools
+
+
+def ordinary_sentences(
+    records: list[Record],
+    split: str,
+    sources: tuple[str, ...] | None = None,
+    exclude: set[str] | frozenset[str] = frozenset(),
+) -> dict[str, list[str]]:
+    """Distinct sentences of ``split`` ``execute`` turns without context, per language,
+    sorted: as the segment rule cuts them (a one-sentence turn is its own sentence), 3 to
+    :data:`BASE_MAX_CHARS` characters, none whose normalised text is in ``exclude``;
+    ``sources`` limits the turns' sources (None: any)."""
     found: dict[str, set[str]] = {}
     for r in records:
         msg = r["input"].get("user_message", "")
         if (
-            r["split"] == "train"
-            and r["source"] in REAL_SOURCES
+            r["split"] == split
+            and (sources is None or r["source"] in sources)
             and r["labels"].get("decision") == "execute"
             and r["lang"] in LANGS
             and set(r["input"]) == {"user_message"}
         ):
             for sent in split_segments(msg) or [msg]:
-                if 3 <= len(sent) <= BASE_MAX_CHARS[r["lang"]] and normalise(sent) not in held_out:
+                if 3 <= len(sent) <= BASE_MAX_CHARS[r["lang"]] and normalise(sent) not in exclude:
                     found.setdefault(r["lang"], set()).add(sent)
-    rng = random.Random("risk_context:real_benign")
-    pools: dict[str, dict[str, list[str]]] = {}
-    for lang in LANGS:
-        sents = sorted(found.get(lang, ()))
-        if len(sents) >= 4:
-            picked = rng.sample(sents, min(per_lang, len(sents)))
-            pools[lang] = {k: picked for k in ("device", "chat", "request", "statement")}
-    return pools
+    return {lang: sorted(v) for lang, v in found.items()}
+
+
+def uniform_pool(sentences: list[str]) -> dict[str, list[str]]:
+    """One list of benign sentences as every wrapper kind of :func:`wrap` (device commands,
+    chat, requests, statements): real sentences are not sorted into kinds."""
+    return {k: sentences for k in ("device", "chat", "request", "statement")}
 
 
 def eval_suite(records: list[Record], seed: int = 13) -> list[Record]:
