@@ -153,9 +153,10 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads(res.stdout)
     assert summary["base"]["layers"] == 1 and summary["base"]["teacher_layers"] == 2
-    assert "teacher: scoring the training set" in res.stderr
+    assert "teacher: scored the training set" in res.stderr
+    assert len(list(teacher_run.glob("teacher-logits-*.npz"))) == 1
     # the student distilled further (model.init_from with a teacher): its own weights and
-    # tokenizer, the teacher scoring again
+    # tokenizer; same training set, so the teacher's logits come from the cache
     more = [*base, "--set", f'distill.teacher="{teacher_run}"']
     res = _continue(more, tmp_path / "student-run", tmp_path / "s2", tmp_path / "s2-run")
     assert res.returncode == 0, res.stderr[-2000:]
@@ -164,7 +165,7 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
         f"continued from {tmp_path / 'student-run'}, distilled from {teacher_run}"
     )
     assert summary["base"]["layers"] == 1 and summary["steps"] == 3
-    assert "teacher: scoring the training set" in res.stderr
+    assert "teacher: logits from its cache" in res.stderr
 
 
 def _continue(

@@ -28,7 +28,16 @@ from tokenizers import Tokenizer
 from gatecli.evaluation.metrics import single_label
 from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
-from gatecli_train import calibrate, examples, export, from_onnx, qat, tokenizer, trainer
+from gatecli_train import (
+    calibrate,
+    examples,
+    export,
+    from_onnx,
+    qat,
+    teacher_cache,
+    tokenizer,
+    trainer,
+)
 from gatecli_train.config import DataConfig, Recipe, save_resolved
 from gatecli_train.model import (
     GateModel,
@@ -227,9 +236,13 @@ def fit(
         return trainer.finished_result(run_dir)
     teacher_logits = None
     if start.teacher is not None:
-        log("teacher: scoring the training set")
         torch.set_num_threads(recipe.train.threads)
-        teacher_logits = trainer.predict_logits(start.teacher, ex_train)
+        teacher = start.teacher
+        teacher_logits, hit = teacher_cache.cached_logits(
+            Path(recipe.distill.teacher), ex_train, heads,
+            lambda: trainer.predict_logits(teacher, ex_train),
+        )  # fmt: skip
+        log("teacher: logits from its cache" if hit else "teacher: scored the training set")
         start.teacher = None  # its memory is the student's now
 
     def dev_score(m: GateModel) -> float:

@@ -1,0 +1,56 @@
+"""The teacher-logit cache: one file per (teacher weights, heads, token ids), checked on read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gatecli_train.examples import Example
+from gatecli_train.model import HeadDef
+from gatecli_train.teacher_cache import cached_logits
+
+HEADS = [HeadDef("decision", ("execute", "ask"), False), HeadDef("events", ("a", "b", "c"), True)]
+
+
+def _examples(*ids: list[int]) -> list[Example]:
+    return [Example(ids=i, targets={}, known={}, record={}) for i in ids]
+
+
+def _scorer(n: int, calls: list[int], value: float = 1.0):
+    def score() -> dict[str, np.ndarray]:
+        calls.append(n)
+        return {h.name: np.full((n, len(h.labels)), value, np.float32) for h in HEADS}
+
+    return score
+
+
+def test_second_call_reads_the_cache_and_a_new_input_rescores(tmp_path: Path) -> None:
+    (tmp_path / "model.final.pt").write_bytes(b"weights-1")
+    ex = _examples([1, 2, 3], [4, 5])
+    calls: list[int] = []
+    first, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    assert not hit and calls == [2]
+    again, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls, 9.0))
+    assert hit and calls == [2]
+    assert np.array_equal(again["events"], first["events"])
+    # one token more, or other teacher weights: scored again, not read
+    _, hit = cached_logits(tmp_path, _examples([1, 2, 3], [4, 5, 6]), HEADS, _scorer(2, calls))
+    assert not hit
+    (tmp_path / "model.final.pt").write_bytes(b"weights-2")
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    assert not hit and len(calls) == 3
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_cache_file_of_the_wrong_shape_is_rewritten(tmp_path: Path) -> None:
+    (tmp_path / "model.final.pt").write_bytes(b"w")
+    ex = _examples([1], [2])
+    calls: list[int] = []
+    cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    (path,) = tmp_path.glob("teacher-logits-*.npz")
+    np.savez(path, decision=np.zeros((1, 2)))  # truncated: one row, one head
+    got, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls, 5.0))
+    assert not hit and got["events"].shape == (2, 3) and float(got["events"][0, 0]) == 5.0
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    assert hit
