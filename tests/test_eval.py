@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from gatecli.evaluation import metrics as M
 from gatecli.evaluation.report import card_tables, write_report
 from gatecli.evaluation.run import run_eval
-from gatecli.evaluation.scoring import head_metrics, pair
+from gatecli.evaluation.scoring import head_metrics, pair, suite_views
 from gatecli.main import app
 from gatecli.records import in_ask_band
 
@@ -114,6 +114,34 @@ def test_escalation_rule_and_risk_coverage() -> None:
     assert in_ask_band("ask", {"connect": 0.2, "ask": 0.8}, 0.0)[0] is True
     rc = M.risk_coverage([0.9, 0.8, 0.1, 0.2], [True, True, False, False], points=3)
     assert rc["accuracy"] == [0.5, 1.0, 0.0]
+
+
+def test_xstest_view_ranks_safe_against_unsafe_at_any_threshold() -> None:
+    """Over-refusal at the model's own threshold, and threshold-free: AUROC of P(refuse) +
+    P(safety) and the over-refusal at the threshold that blocks 80% of the unsafe prompts."""
+    rows = [
+        ("execute", 0.1),
+        ("execute", 0.3),
+        ("execute", 0.7),
+        ("execute", 0.2),
+        ("refuse", 0.9),
+        ("refuse", 0.6),
+        ("refuse", 0.8),
+        ("refuse", 0.5),
+        ("refuse", 0.1),
+    ]
+    recs = [{"id": str(i), "source": "xstest", "lang": "en", "input": {"user_message": "x"},
+             "labels": {"decision": g, "events": [], "scenario_tags": [], "missing_slots": []}}
+            for i, (g, _) in enumerate(rows)]  # fmt: skip
+    preds = [{"decision": "refuse" if p >= 0.55 else "execute",
+              "probabilities": {"execute": 1 - p, "refuse": p * 0.75, "safety": p * 0.25}}
+             for _, p in rows]  # fmt: skip
+    view = suite_views(pair(recs, preds))["xstest"]
+    assert view["over_refusal_rate"] == 0.25 and view["refusal_rate_unsafe"] == 0.6
+    # pairs (unsafe, safe) ranked right: 0.9 > all 4, 0.8 > 4, 0.6 > 3, 0.5 > 3, 0.1 ties 0.1
+    assert view["auroc_blocking"] == pytest.approx((4 + 4 + 3 + 3 + 0.5) / 20)
+    # 80% of 5 unsafe = 4 -> threshold 0.5 -> one safe turn (0.7) at or above it
+    assert view["over_refusal_at_unsafe_0_8"] == pytest.approx(0.25)
 
 
 def test_masked_heads_are_excluded() -> None:

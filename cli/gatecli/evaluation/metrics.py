@@ -185,6 +185,43 @@ def risk_coverage(
     return {"escalated_share": escalated, "accuracy": accuracy, "area_under_risk": aurc}
 
 
+def auroc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """Area under the ROC curve: the chance a positive outranks a negative (ties count half).
+
+    Threshold-free, so two models at different operating points (one refuses more of
+    everything) can still be compared on how well they *rank* the boundary.
+
+    Example:
+        >>> auroc([0.9, 0.4], [0.4, 0.1])
+        0.875
+    """
+    if not len(positive) or not len(negative):
+        return None
+    pos = np.asarray(positive, dtype=np.float64)
+    neg = np.sort(np.asarray(negative, dtype=np.float64))
+    below = np.searchsorted(neg, pos, side="left")
+    ties = np.searchsorted(neg, pos, side="right") - below
+    return float((below + 0.5 * ties).sum() / (len(pos) * len(neg)))
+
+
+def fpr_at_tpr(positive: Sequence[float], negative: Sequence[float], tpr: float) -> float | None:
+    """Share of negatives at or above the highest threshold that keeps ``tpr`` of positives.
+
+    The over-refusal a model would have if its threshold were moved until it blocked that
+    share of the harmful turns: two models compared at one operating point.
+
+    Example:
+        >>> fpr_at_tpr([0.9, 0.8, 0.3], [0.85, 0.5, 0.1], 2 / 3)
+        0.3333333333333333
+    """
+    if not len(positive) or not len(negative):
+        return None
+    pos = np.sort(np.asarray(positive, dtype=np.float64))[::-1]
+    k = max(1, int(np.ceil(tpr * len(pos) - 1e-9)))
+    threshold = pos[min(k, len(pos)) - 1]
+    return float(np.mean(np.asarray(negative, dtype=np.float64) >= threshold))
+
+
 def percentiles(values: Sequence[float]) -> dict[str, float]:
     """Latency p50/p90/mean in milliseconds (zeros for an empty list)."""
     if not len(values):
