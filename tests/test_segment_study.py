@@ -70,3 +70,28 @@ def test_study_runs_on_a_model_folder(tiny_model_dir: Path, tmp_path: Path) -> N
     report = json.loads(out.read_text())
     assert set(report["chosen"]) == {"safety", "refuse"}
     assert report["suites"]["dev"]["off"]["benign"] == 1
+
+
+def test_apply_writes_the_choice_into_the_folder_policy(tiny_model_copy: Path) -> None:
+    """--apply edits one line under ``decision:``, keeps the comments, reseals; again replaces."""
+    before = (tiny_model_copy / "policy.yaml").read_text(encoding="utf-8")
+    study.apply_to_folder(tiny_model_copy, {"safety": 0.9, "refuse": 0.8})
+    study.apply_to_folder(tiny_model_copy, {"safety": 0.6, "refuse": 0.6})
+    text = (tiny_model_copy / "policy.yaml").read_text(encoding="utf-8")
+    assert text.count("  segment_min_prob: {") == 1 and text.count("chosen on dev by") == 1
+    assert len(text.splitlines()) == len(before.splitlines()) + 2
+    gate = Gate(tiny_model_copy)  # integrity check passes on the resealed folder
+    assert dict(gate.policy.segment_min_prob) == {"safety": 0.6, "refuse": 0.6}
+
+
+def test_apply_leaves_a_folder_it_cannot_edit_as_it_was(tiny_model_copy: Path) -> None:
+    policy = tiny_model_copy / "policy.yaml"
+    text = policy.read_text(encoding="utf-8")
+    try:
+        study.apply_to_folder(tiny_model_copy, {"safety": 1.5, "refuse": 0.6})  # out of [0, 1]
+    except Exception as exc:  # the schema's error, whatever its class
+        assert "segment_min_prob" in str(exc)
+    else:
+        raise AssertionError("an out-of-range probability was written")
+    assert policy.read_text(encoding="utf-8") == text
+    Gate(tiny_model_copy)  # still verifies

@@ -8,7 +8,9 @@
 #   train/release.sh train/gatecli_train/configs/gate-small-refresh.toml 1.2.2
 #
 # Writes under $WORK (default /tmp/gatecli-release-VERSION), never into models/:
-#   model/            the exported, calibrated, parity-checked folder (gatecli train)
+#   model/            the exported, calibrated, parity-checked folder (gatecli train), with
+#                     the segment rule's decision.segment_min_prob chosen on dev where it helps
+#   segment_study.json   that choice and what it costs on every suite (segment_study --apply)
 #   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
 #   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
 #   CHANGELOG.md      a copy of PREVIOUS's changelog with this release's section on top
@@ -47,6 +49,11 @@ step() {
 }
 
 step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress
+# The segment rule's sentence threshold is chosen on dev (like the calibrated thresholds) and
+# written into the new folder's policy when it is above the floors, so the eval below, the
+# gate and the card all read the folder that would ship.
+step segment python -m gatecli_train.segment_study --model "$WORK/model" --apply \
+  --json "$WORK/segment_study.json" "${limit[@]}"
 step eval gatecli eval --model "$WORK/model" --baseline "$WORK/previous" --suite all \
   --json "$WORK/eval.json" "${limit[@]}" || echo "release gate failed: see $WORK/eval.json" >&2
 if [ ! -d "$WORK/baselines/tfidf" ]; then

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gatecli import artifact
 from gatecli.gate import Gate
 from gatecli.heads import HeadOutputs
 from gatecli.langid import detect
@@ -166,6 +167,53 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return list(read_jsonl(path))
 
 
+def above_floors(gate: Gate, chosen: Mapping[str, float]) -> bool:
+    """Whether ``chosen`` asks more of a sentence than some turn floor (else it is a no-op)."""
+    langs = ("en", "zh", "fr", "")  # "" : a language without floors of its own
+    return any(chosen[lab] > p for lang in langs for lab, p in gate.risk_floors(lang)[0])
+
+
+APPLIED_COMMENT = "  # chosen on dev by python -m gatecli_train.segment_study --apply\n"
+
+
+def apply_to_folder(folder: Path, chosen: Mapping[str, float]) -> None:
+    """Write ``decision.segment_min_prob`` into the folder's policy.yaml and reseal it.
+
+    The policy's comments are its documentation, so the line is edited in the text (in the
+    ``decision:`` mapping, replacing an earlier one) rather than by re-dumping the YAML;
+    the result is loaded through the policy schema and the folder's integrity check before
+    this returns, so a folder is never left half-edited without an error.
+    """
+    path = folder / "policy.yaml"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    value = ", ".join(f"{lab}: {chosen[lab]}" for lab in ("safety", "refuse"))
+    key = "  segment_min_prob:"
+    kept = [x for x in lines if x != APPLIED_COMMENT and not x.startswith(key)]
+    at = next((i + 1 for i, x in enumerate(kept) if x.rstrip() == "decision:"), None)
+    if at is None:
+        raise ValueError(f"{path}: no top-level 'decision:' mapping to add segment_min_prob to")
+    # below the precedence list and its comments when there are (the default policy's
+    # comment on segment_min_prob ends that block), else right under ``decision:``
+    end = at
+    while end < len(kept) and kept[end].startswith("  ") and kept[end].strip():
+        end += 1
+    at = end if any("segment_min_prob" in x for x in kept[at:end]) else at
+    kept[at:at] = [APPLIED_COMMENT, f"{key} {{{value}}}\n"]
+    backup = path.read_text(encoding="utf-8")
+    path.write_text("".join(kept), encoding="utf-8")
+    try:
+        artifact.seal(folder)
+        probe = Gate(folder, coach_fn=None)
+        if dict(probe.policy.segment_min_prob) != dict(chosen):
+            raise ValueError(
+                f"{path}: segment_min_prob reads back as {probe.policy.segment_min_prob}"
+            )
+    except Exception:
+        path.write_text(backup, encoding="utf-8")
+        artifact.seal(folder)
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=None, help="model folder (default: the shipped one)")
@@ -173,7 +221,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tolerance", type=int, default=0, help="catches a choice may lose")
     ap.add_argument("--limit", type=int, default=None, help="first N records per suite")
     ap.add_argument("--json", default=None, help="write every number here")
+    ap.add_argument(
+        "--apply",
+        action="store_true",
+        help="write the choice into the model folder's policy.yaml (and reseal it) when it is "
+        "above some floor; the release chain runs this before its evaluation",
+    )
     args = ap.parse_args(argv)
+    if args.apply and args.model is None:
+        ap.error("--apply needs --model: the shipped folder is never edited in place")
     data = Path(args.data_dir)
     gate = Gate(args.model, segment_guard=False, coach_fn=None)
     dev_records = _load(data / "corpus" / "dev.jsonl.gz")[: args.limit]
@@ -182,8 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {"model": gate.model_id, "chosen": chosen, "grid": grid,
                               "suites": {}}  # fmt: skip
     print(f"{gate.model_id}: segment_min_prob chosen on dev = {chosen}")
-    langs = ("en", "zh", "fr", "")  # "" : a language without floors of its own
-    if all(chosen[lab] <= p for lang in langs for lab, p in gate.risk_floors(lang)[0]):
+    if not above_floors(gate, chosen):
         print("(no higher than any floor: leave decision.segment_min_prob out of the policy)")
     print("Each cell: false blocks of benign turns / risky turns caught (safety kept as safety).")
     print("| suite | turns | risky (safety) | rule off | floors only | chosen |")
@@ -202,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         off = cols["off"]
         print(f"| {name} | {len(turns)} | {off['risky']} ({off['safety']}) | {cells} |")
+    report["applied"] = bool(args.apply and above_floors(gate, chosen))
+    if report["applied"]:
+        apply_to_folder(Path(args.model), chosen)
+        print(f"written to {Path(args.model) / 'policy.yaml'} (folder resealed)")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
