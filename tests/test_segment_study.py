@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gatecli.gate import Gate
 from gatecli_train import segment_study as study
 from gatecli_train.segment_study import Turn, choose, decide, tally
@@ -82,6 +84,16 @@ def test_apply_writes_the_choice_into_the_folder_policy(tiny_model_copy: Path) -
     assert len(text.splitlines()) == len(before.splitlines()) + 2
     gate = Gate(tiny_model_copy)  # integrity check passes on the resealed folder
     assert dict(gate.policy.segment_min_prob) == {"safety": 0.6, "refuse": 0.6}
+    # a later choice no higher than the floors takes the value out again
+    study.apply_to_folder(tiny_model_copy, None)
+    assert (tiny_model_copy / "policy.yaml").read_text(encoding="utf-8") == before
+    assert not Gate(tiny_model_copy).policy.segment_min_prob
+
+
+def test_no_risky_dev_turn_is_no_choice() -> None:
+    """Without a catch to keep every grid point qualifies; the study says so, not 0.95."""
+    with pytest.raises(ValueError, match="no risky"):
+        choose([_turn("execute", {"safety": 0.2})], [])
 
 
 def test_apply_leaves_a_folder_it_cannot_edit_as_it_was(tiny_model_copy: Path) -> None:

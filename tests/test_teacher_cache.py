@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from gatecli_train import teacher_cache
 from gatecli_train.examples import Example
 from gatecli_train.model import HeadDef
 from gatecli_train.teacher_cache import cached_logits
@@ -54,3 +57,32 @@ def test_a_cache_file_of_the_wrong_shape_is_rewritten(tmp_path: Path) -> None:
     assert not hit and got["events"].shape == (2, 3) and float(got["events"][0, 0]) == 5.0
     _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
     assert hit
+
+
+def test_a_damaged_cache_file_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
+    (tmp_path / "model.final.pt").write_bytes(b"w")
+    ex = _examples([1], [2])
+    calls: list[int] = []
+    cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    (path,) = tmp_path.glob("teacher-logits-*.npz")
+    path.write_bytes(path.read_bytes()[:40])  # cut mid-file, as a crash would leave it
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    assert not hit and len(calls) == 2
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls))
+    assert hit  # rewritten whole
+
+
+def test_a_full_disk_costs_the_cache_not_the_logits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ENOSPC while writing (injected: a real full disk is not a test fixture) only warns."""
+
+    def no_space(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    (tmp_path / "model.final.pt").write_bytes(b"w")
+    monkeypatch.setattr(teacher_cache.np, "savez", no_space)
+    with pytest.warns(UserWarning, match="not cached"):
+        got, hit = cached_logits(tmp_path, _examples([1], [2]), HEADS, _scorer(2, []))
+    assert not hit and got["decision"].shape == (2, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.final.pt"]  # no temp file left

@@ -52,8 +52,12 @@ step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress
 # The segment rule's sentence threshold is chosen on dev (like the calibrated thresholds) and
 # written into the new folder's policy when it is above the floors, so the eval below, the
 # gate and the card all read the folder that would ship.
-step segment python -m gatecli_train.segment_study --model "$WORK/model" --apply \
-  --json "$WORK/segment_study.json" "${limit[@]}"
+# Not with LIMIT: a cut dev set has too few risky multi-sentence turns to choose on.
+if [ -z "${LIMIT:-}" ]; then
+  step segment python -m gatecli_train.segment_study --model "$WORK/model" --apply \
+    --json "$WORK/segment_study.json" ||
+    echo "segment study failed: the folder keeps its policy as exported" >&2
+fi
 step eval gatecli eval --model "$WORK/model" --baseline "$WORK/previous" --suite all \
   --json "$WORK/eval.json" "${limit[@]}" || echo "release gate failed: see $WORK/eval.json" >&2
 if [ ! -d "$WORK/baselines/tfidf" ]; then

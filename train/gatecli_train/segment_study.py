@@ -25,7 +25,8 @@ evaluation-only ones) are only reported, never used to choose. On 1.2.9 the choi
 floors alone: every higher value loses catches of wrapped dev risk (the rule lifts them
 from 145 to 179 of 200; 0.9/0.9 keeps 166).
 
-Usage:
+Usage (``--apply`` writes the choice into that folder's policy.yaml, or takes an earlier
+one out when the choice is no higher than the floors; ``train/release.sh`` runs it):
     python -m gatecli_train.segment_study --model models/gatecli_models/gate-small \\
         --json reports/segment_study.json
 """
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -117,6 +119,10 @@ def choose(
     if tolerance < 0:
         raise ValueError("tolerance is a number of catches, 0 or more")
     ref_dev, ref_wrap = tally(dev, {}), tally(wrapped, {})
+    if ref_dev["risky"] + ref_wrap["risky"] == 0:
+        # Nothing to keep means nothing to choose on: every grid point would qualify and the
+        # highest would win, a choice no catch ever tested (a --limit rehearsal, a tiny dev).
+        raise ValueError("no risky multi-sentence dev turn to choose segment_min_prob on")
     rows: list[dict[str, Any]] = []
     for s, r in itertools.product(GRID, GRID):
         mp = {"safety": s, "refuse": r}
@@ -163,6 +169,13 @@ def wrapped_dev(dev_records: list[dict[str, Any]], seed: int = 13) -> list[dict[
     return out
 
 
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return n
+
+
 def _load(path: Path) -> list[dict[str, Any]]:
     return list(read_jsonl(path))
 
@@ -176,42 +189,49 @@ def above_floors(gate: Gate, chosen: Mapping[str, float]) -> bool:
 APPLIED_COMMENT = "  # chosen on dev by python -m gatecli_train.segment_study --apply\n"
 
 
-def apply_to_folder(folder: Path, chosen: Mapping[str, float]) -> None:
-    """Write ``decision.segment_min_prob`` into the folder's policy.yaml and reseal it.
+def apply_to_folder(folder: Path, chosen: Mapping[str, float] | None) -> None:
+    """Write ``decision.segment_min_prob`` into the folder's policy.yaml and reseal it;
+    ``None`` removes it (a choice no higher than the floors).
 
     The policy's comments are its documentation, so the line is edited in the text (in the
     ``decision:`` mapping, replacing an earlier one) rather than by re-dumping the YAML;
     the result is loaded through the policy schema and the folder's integrity check before
-    this returns, so a folder is never left half-edited without an error.
+    this returns, and the old text is put back (and resealed) on any error.
     """
     path = folder / "policy.yaml"
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    value = ", ".join(f"{lab}: {chosen[lab]}" for lab in ("safety", "refuse"))
+    old = path.read_text(encoding="utf-8")
     key = "  segment_min_prob:"
-    kept = [x for x in lines if x != APPLIED_COMMENT and not x.startswith(key)]
-    at = next((i + 1 for i, x in enumerate(kept) if x.rstrip() == "decision:"), None)
-    if at is None:
-        raise ValueError(f"{path}: no top-level 'decision:' mapping to add segment_min_prob to")
-    # below the precedence list and its comments when there are (the default policy's
-    # comment on segment_min_prob ends that block), else right under ``decision:``
-    end = at
-    while end < len(kept) and kept[end].startswith("  ") and kept[end].strip():
-        end += 1
-    at = end if any("segment_min_prob" in x for x in kept[at:end]) else at
-    kept[at:at] = [APPLIED_COMMENT, f"{key} {{{value}}}\n"]
-    backup = path.read_text(encoding="utf-8")
-    path.write_text("".join(kept), encoding="utf-8")
+    kept = [
+        x for x in old.splitlines(keepends=True) if x != APPLIED_COMMENT and not x.startswith(key)
+    ]
+    if chosen is not None:
+        at = next((i + 1 for i, x in enumerate(kept) if x.rstrip() == "decision:"), None)
+        if at is None:
+            raise ValueError(f"{path}: no top-level 'decision:' mapping for segment_min_prob")
+        # below the precedence list and its comments when there are (the default policy's
+        # comment on segment_min_prob ends that block), else right under ``decision:``
+        end = at
+        while end < len(kept) and kept[end].startswith("  ") and kept[end].strip():
+            end += 1
+        at = end if any("segment_min_prob" in x for x in kept[at:end]) else at
+        value = ", ".join(f"{lab}: {chosen[lab]}" for lab in ("safety", "refuse"))
+        kept[at:at] = [APPLIED_COMMENT, f"{key} {{{value}}}\n"]
     try:
+        _write_atomic(path, "".join(kept))
         artifact.seal(folder)
-        probe = Gate(folder, coach_fn=None)
-        if dict(probe.policy.segment_min_prob) != dict(chosen):
-            raise ValueError(
-                f"{path}: segment_min_prob reads back as {probe.policy.segment_min_prob}"
-            )
+        got = dict(Gate(folder, coach_fn=None).policy.segment_min_prob)
+        if got != dict(chosen or {}):
+            raise ValueError(f"{path}: segment_min_prob reads back as {got}")
     except Exception:
-        path.write_text(backup, encoding="utf-8")
+        _write_atomic(path, old)
         artifact.seal(folder)
         raise
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model", default=None, help="model folder (default: the shipped one)")
     ap.add_argument("--data-dir", default="data", help="holds corpus/ and eval/")
     ap.add_argument("--tolerance", type=int, default=0, help="catches a choice may lose")
-    ap.add_argument("--limit", type=int, default=None, help="first N records per suite")
+    ap.add_argument(
+        "--limit", type=_positive, default=None, help="first N records per suite (dev too)"
+    )
     ap.add_argument("--json", default=None, help="write every number here")
     ap.add_argument(
         "--apply",
@@ -257,10 +279,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         off = cols["off"]
         print(f"| {name} | {len(turns)} | {off['risky']} ({off['safety']}) | {cells} |")
-    report["applied"] = bool(args.apply and above_floors(gate, chosen))
-    if report["applied"]:
-        apply_to_folder(Path(args.model), chosen)
-        print(f"written to {Path(args.model) / 'policy.yaml'} (folder resealed)")
+    if args.apply:  # the choice, or its removal when it asks no more than the floors
+        applied = chosen if above_floors(gate, chosen) else None
+        apply_to_folder(Path(args.model), applied)
+        report["applied"] = applied
+        print(f"{Path(args.model) / 'policy.yaml'}: segment_min_prob = {applied} (resealed)")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import warnings
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -48,25 +50,37 @@ def cached_logits(
 ) -> tuple[dict[str, np.ndarray], bool]:
     """Logits for ``examples`` from the cache, else ``score()`` written to it atomically.
 
-    Returns the logits and whether they came from the cache. A cache file whose arrays do
-    not match the heads and example count is ignored and rewritten.
+    Returns the logits and whether they came from the cache. A cache file that cannot be
+    read, or whose arrays do not match the heads and example count, is a miss and is
+    rewritten; a cache that cannot be written (read-only or full disk) costs the next run
+    a rescoring, never this run's logits.
     """
     path = teacher_dir / f"teacher-logits-{cache_key(teacher_dir, examples, heads)}.npz"
-    if path.exists():
-        with np.load(path) as z:
-            got = {h.name: z[h.name] for h in heads if h.name in z.files}
-        if len(got) == len(heads) and all(
-            got[h.name].shape == (len(examples), len(h.labels)) for h in heads
-        ):
-            return got, True
+    got = _read(path, heads)
+    if got is not None and all(got[h.name].shape == (len(examples), len(h.labels)) for h in heads):
+        return got, True
     logits = score()
     fd, tmp = tempfile.mkstemp(dir=teacher_dir, suffix=".npz.tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             arrays: dict[str, Any] = dict(logits)  # numpy's stubs read ** as allow_pickle
             np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        warnings.warn(f"teacher logits not cached in {teacher_dir}: {exc}", stacklevel=2)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return logits, False
+
+
+def _read(path: Path, heads: Sequence[HeadDef]) -> dict[str, np.ndarray] | None:
+    """Every head's array from a cache file, or None when it is missing or unreadable."""
+    try:
+        with np.load(path) as z:
+            return {h.name: z[h.name] for h in heads}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        return None
