@@ -13,6 +13,7 @@
 #   segment_study.json   that choice and what it costs on every suite (segment_study --apply)
 #   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
 #   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
+#   boundary_rank.json   AUROC and matched-recall false refusal: new, previous, TF-IDF
 #   CHANGELOG.md      a copy of PREVIOUS's changelog with this release's section on top
 #   bench.json        benchmarks/bench.py all, new vs previous in one run
 # Shipping stays a decision: read eval.json's gate, then copy model/ over
@@ -65,6 +66,10 @@ if [ ! -d "$WORK/baselines/tfidf" ]; then
 fi
 step tfidf-eval gatecli eval --model "$WORK/baselines/tfidf" --suite all --json "$WORK/tfidf.json" \
   "${limit[@]}"
+# Whether a TF-IDF win on an ordinary suite is its threshold or its ranking (boundary_rank).
+step rank python -m gatecli_train.boundary_rank --model "$version=$WORK/model" \
+  --model "previous=$WORK/previous" --model "TF-IDF=$WORK/baselines/tfidf" \
+  --json "$WORK/boundary_rank.json" "${limit[@]}" || echo "boundary_rank failed" >&2
 if [ -f "$WORK/previous/CHANGELOG.md" ]; then cp "$WORK/previous/CHANGELOG.md" "$WORK/CHANGELOG.md"; fi
 step notes python -m gatecli_train.release_notes --eval "$WORK/eval.json" --version "$version" \
   --changelog "$WORK/CHANGELOG.md" --baseline-out "$WORK/previous-eval.json"
