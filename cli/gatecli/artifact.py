@@ -128,6 +128,9 @@ class ModelConfig:
     template: dict[str, Any]
     onnx_inputs: list[str]
     model_sha256: str
+    # How model.onnx was optimised offline, when it was (session.save_optimized: level,
+    # providers, onnxruntime version); the runtime then skips optimising it at every load.
+    onnx_optimized: dict[str, Any] | None = None
     confidence_bands: dict[str, float] = field(default_factory=lambda: {"high": 0.8, "medium": 0.5})
     escalation: dict[str, Any] = field(default_factory=escalation_defaults)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -145,7 +148,11 @@ class ModelConfig:
             "max_length": self.max_length,
             "template": self.template,
             "heads": {n: h.to_json() for n, h in self.heads.items()},
-            "onnx": {"inputs": list(self.onnx_inputs), "sha256": self.model_sha256},
+            "onnx": {
+                "inputs": list(self.onnx_inputs),
+                "sha256": self.model_sha256,
+                **({"optimized": dict(self.onnx_optimized)} if self.onnx_optimized else {}),
+            },
             "confidence_bands": dict(self.confidence_bands),
             "escalation": dict(self.escalation),
             "extra": dict(self.extra),
@@ -162,10 +169,19 @@ class ModelConfig:
             heads={n: HeadSpec.from_json(n, h) for n, h in data["heads"].items()},
             onnx_inputs=list(data["onnx"]["inputs"]),
             model_sha256=data["onnx"]["sha256"],
+            onnx_optimized=_optimized(data["onnx"].get("optimized")),
             confidence_bands=data.get("confidence_bands", {"high": 0.8, "medium": 0.5}),
             escalation=data.get("escalation", escalation_defaults()),
             extra=data.get("extra", {}),
         )
+
+
+def _optimized(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("providers"), list):
+        raise ValueError(f"onnx.optimized must be a mapping with a providers list, not {value!r}")
+    return value
 
 
 def sha256_file(path: Path) -> str:

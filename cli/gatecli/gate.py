@@ -126,6 +126,7 @@ class Gate:
             self.session = open_session(
                 self.folder.model_path, intra_op_threads=intra_op_threads,
                 inter_op_threads=inter_op_threads, providers=providers,
+                optimized_for=(cfg.onnx_optimized or {}).get("providers"),
             )  # fmt: skip
         except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
             raise ArtifactError(f"{self.folder.model_path} cannot be loaded ({exc})") from exc

