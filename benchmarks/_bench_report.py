@@ -168,12 +168,15 @@ def _process(res: dict[str, Any]) -> list[str]:
     for role in ("new", "previous"):
         if role in p:
             m = _get(res, "models", role) or {}
+            q = p[role].get("cold_start_s_p25_p75")
             rows.append([role, _n(m.get("model_mb"), 2), _n(p[role]["cold_start_s_median"]),
+                         "-" if not q else f"{q[0]:.3f}-{q[1]:.3f}",
                          _n(p[role]["peak_rss_mb_per_worker"], 1)])  # fmt: skip
     if "previous" in p:
-        rows.append(["new/prev", _x(r.get("model_mb")), _x(r.get("cold_start_s_median")),
+        rows.append(["new/prev", _x(r.get("model_mb")), _x(r.get("cold_start_s_median")), "",
                      _x(r.get("peak_rss_mb_per_worker"))])  # fmt: skip
-    head = ["model", "model.onnx MB", "cold start s (median)", "peak RSS MB per worker"]
+    head = ["model", "model.onnx MB", "cold start s (median)", "(quartiles)",
+            "peak RSS MB per worker"]  # fmt: skip
     return _table(head, rows)
 
 
