@@ -32,14 +32,14 @@ from tokenizers import Tokenizer
 from gatecli import artifact
 from gatecli_train.model import GateModel, HeadDef, heads_match
 
-PREFIX = "model."
+PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 # onnxruntime fusions (a graph saved optimised) whose weights this reader does not undo; the
 # blockwise graph's (bias in MatMulNBits, BiasGelu, FusedMatMul) it reads.
 UNREAD_FUSIONS = {
     "Attention", "MultiHeadAttention", "QAttention", "EmbedLayerNormalization",
     "SkipLayerNormalization", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Gelu",
     "FastGelu",
-}  # fmt: skip  # export wraps GateModel as ``.model`` (export.ExportWrapper)
+}  # fmt: skip
 _MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?$")
 
 
@@ -176,7 +176,7 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
             _by_node(state, init, node, "/LayerNormalization", {1: "weight", 2: "bias"})
         elif node.op_type == "BiasGelu":  # optimised graph: intermediate bias + GELU
-            src = re.match(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?_output_0$", node.input[0])
+            src = _MATMUL.match(node.input[0].removesuffix("_output_0"))
             if src and node.input[1] in init:
                 state.setdefault(src.group(1).replace("/", ".") + ".bias", init[node.input[1]])
         elif (

@@ -67,8 +67,9 @@ def compare(gate: Gate, optimised: Path, records: list[dict[str, Any]], batch: i
     diff = {
         head: max(float(np.abs(ref[b][head] - new[b][head]).max()) for b in ref) for head in ref[1]
     }
-    dec = "decision"
-    agree = min(float((ref[b][dec].argmax(-1) == new[b][dec].argmax(-1)).mean()) for b in ref)
+    agree = min(
+        float((ref[b]["decision"].argmax(-1) == new[b]["decision"].argmax(-1)).mean()) for b in ref
+    )
     return {"n_texts": len(seqs), "max_abs_diff": diff, "decision_agreement": agree}
 
 
@@ -110,7 +111,7 @@ def preoptimize_folder(
     config_path = folder / artifact.CONFIG_FILE
     old_config = config_path.read_bytes()
     try:
-        info = save_optimized(model, tmp, list(CPU))
+        info = save_optimized(model, tmp)
         check = compare(gate, tmp, records)
         worst = max(check["max_abs_diff"].values())
         if worst > tolerance or check["decision_agreement"] < 1.0:
