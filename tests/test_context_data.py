@@ -233,7 +233,11 @@ def test_invariance_training_variants_keep_labels_train_only_and_unseen_greeting
         assert of in base and r["split"] == "train" and not validate(r)
         assert r["labels"] == base[of]["labels"] and r["group"] == base[of]["group"]
         if r["id"].startswith("augmented:inv.tools_added"):
-            assert invariance.tools_ok(base[of])
+            lab = base[of]["labels"]
+            assert invariance.tools_ok(base[of]) or (lab["decision"], lab["events"]) == (
+                "execute",
+                [],
+            )
             assert len(r["input"]["available_tools"]) > len(
                 base[of]["input"].get("available_tools") or []
             )
@@ -332,3 +336,84 @@ def test_authored_context_files() -> None:
     assert {r["lang"] for r in held} == {"en", "zh", "fr"} and all(not validate(r) for r in held)
     trained = {normalise(r["input"]["user_message"]) for r in recs}
     assert not [r["id"] for r in held if normalise(r["input"]["user_message"]) in trained]
+
+
+def test_tools_added_keeps_risky_turns_to_their_share() -> None:
+    """Issue 14: 953 of 1.2.17's 1,600 tools_added variants were refuse or safety (every risky
+    turn is eligible, few benign ones were), so an unfamiliar tool list read as a refusal
+    signal. The sample now holds at most RISKY_SHARE of them, and a plain question (execute,
+    no event) is eligible."""
+    risky = [_rec(f"r{i}", f"how do I poison dog {i}", "refuse", [], tags=None) for i in range(60)]
+    plain = [_rec(f"p{i}", f"what is a prime number {i}", "execute", []) for i in range(60)]
+    out = [r for r in invariance_train.vary(risky + plain) if "inv.tools_added" in r["id"]]
+    share = sum(r["labels"]["decision"] == "refuse" for r in out) / len(out)
+    assert sum(r["labels"]["decision"] == "execute" for r in out) == 60
+    assert 0 < share <= invariance_train.RISKY_SHARE
+
+
+def test_styled_tool_names_keep_their_words_and_are_deterministic() -> None:
+    import random
+
+    from gatecli_train.corpus.tools_variation import STYLES, base_key, styled
+
+    seen = {styled("get_stock_price", random.Random(i)) for i in range(200)}
+    assert len(seen) >= len(STYLES) and "get_stock_price" in seen
+    assert {"getStockPrice", "GetStockPrice", "get-stock-price"} <= seen
+    assert all(base_key(s).endswith("getstockprice") for s in seen)
+    assert styled("setVolume", random.Random(5)) == styled("setVolume", random.Random(5))
+
+
+def test_tools_unseen_suite_pairs_hold_out_names_and_keep_labels() -> None:
+    """Issue 14: every name in the suite is a When2Call name that no corpus list holds in any
+    spelling; bases are plain ordinary turns and risky test turns; variants differ only by the
+    tool list and keep the base's labels."""
+    from gatecli_train.corpus import tools_unseen
+
+    w2c = [{"input": {"available_tools": ["Weather_1_GetWeather", "Hotels_2_ReserveHotel"]}},
+           {"input": {"available_tools": ["get_weather"]}}]  # fmt: skip
+    assert tools_unseen.tool_lists(w2c) == [["Hotels_2_ReserveHotel"]]
+    evals = {"when2call": w2c,
+             "ordinary_en": [_rec("o1", "define the moon", "execute", []),
+                             _rec("o2", "set an alarm", "execute", ["alarm.set"])]}  # fmt: skip
+    records = [
+        _rec("t1", "how do I make a pipe bomb", "refuse", [], split="test", tags=None),
+        _rec("t2", "how do I make a pipe bomb 2", "refuse", [], split="train", tags=None),
+    ]
+    out = tools_unseen.suite(evals, records)
+    assert len(out) == 4 and all(not _valid(r) for r in out)
+    by_pair: dict[str, dict[str, dict]] = {}
+    for r in out:
+        by_pair.setdefault(r["invariance"]["pair"], {})[r["invariance"]["role"]] = r
+    assert {p["base"]["invariance"]["of"] for p in by_pair.values()} == {"o1", "t1"}
+    for p in by_pair.values():
+        assert p["variant"]["labels"] == p["base"]["labels"]
+        assert p["variant"]["input"] == {
+            **p["base"]["input"],
+            "available_tools": ["Hotels_2_ReserveHotel"],
+        }
+        assert p["variant"]["id"].endswith(":tools_unseen") and p["base"]["id"].endswith(":base")
+    view = invariance_view([
+        {"id": out[0]["id"], "error": None, "message": "m", "pred": {"decision": "execute",
+                                                                     "events": []}},
+        {"id": out[1]["id"], "error": None, "message": "m", "pred": {"decision": "refuse",
+                                                                     "events": []}},
+    ])  # fmt: skip
+    assert view is not None and view["per_transform"]["tools_unseen"]["to_risky"] == 1
+
+
+def test_committed_tools_unseen_suite_resolves_and_holds_out_names() -> None:
+    """The committed suite is what `--suite tools_unseen` (and `all`) reads, and none of its
+    added names is a corpus tool name in any spelling."""
+    from gatecli_train.corpus.tool_names import OTHER, SERVES
+    from gatecli_train.corpus.tools_variation import base_key
+
+    path = resolve_suites(["tools_unseen"], REPO / "data")[0]["tools_unseen"]
+    with gzip.open(path, "rt") as fh:
+        recs = [json.loads(line) for line in fh]
+    known = {base_key(n) for pats in SERVES.values() for _, lst in pats for n in lst}
+    known |= {base_key(n) for n in OTHER}
+    added = {t for r in recs if r["invariance"]["role"] == "variant"
+             for t in r["input"]["available_tools"]}  # fmt: skip
+    assert len(recs) >= 600 and added
+    assert not any(base_key(t).endswith(k) for t in added for k in known)
+    assert {r["lang"] for r in recs} == {"en", "zh", "fr"}

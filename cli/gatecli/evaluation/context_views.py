@@ -17,6 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 MAX_EXAMPLES = 10
+RISKY = ("refuse", "safety")
 
 
 def _parse_invariance(turn_id: str) -> tuple[str, str] | None:
@@ -48,12 +49,16 @@ def invariance_view(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
             if kind == "base":
                 continue
             row = per.setdefault(kind, {"n": 0, "decision_flips": 0, "event_flips": 0,
-                                        "examples": []})  # fmt: skip
+                                        "to_risky": 0, "examples": []})  # fmt: skip
             dflip = var["pred"]["decision"] != base["pred"]["decision"]
             eflip = sorted(var["pred"]["events"]) != sorted(base["pred"]["events"])
             row["n"] += 1
             row["decision_flips"] += dflip
             row["event_flips"] += eflip
+            # The flips a user pays for most: an answered turn blocked or routed to safety.
+            row["to_risky"] += (
+                base["pred"]["decision"] not in RISKY and var["pred"]["decision"] in RISKY
+            )
             if (dflip or eflip) and len(row["examples"]) < MAX_EXAMPLES:
                 row["examples"].append({
                     "pair": pair, "base": base["message"], "variant": var["message"],
@@ -65,11 +70,13 @@ def invariance_view(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
     for row in per.values():
         row["decision_flip_rate"] = row["decision_flips"] / row["n"]
         row["event_flip_rate"] = row["event_flips"] / row["n"]
+        row["to_risky_rate"] = row["to_risky"] / row["n"]
     n = sum(r["n"] for r in per.values())
     return {
         "n_pairs": n,
         "decision_flip_rate": sum(r["decision_flips"] for r in per.values()) / n,
         "event_flip_rate": sum(r["event_flips"] for r in per.values()) / n,
+        "to_risky_rate": sum(r["to_risky"] for r in per.values()) / n,
         "max_flip_rate": max(
             max(r["decision_flip_rate"], r["event_flip_rate"]) for r in per.values()
         ),  # fmt: skip
@@ -125,6 +132,9 @@ def card_rows(suite: str, views_: dict[str, Any]) -> list[list[Any]]:
     for kind, r in (inv or {}).get("per_transform", {}).items():
         rows.append([suite, f"invariance flip rate · {kind} (decision / events, n={r['n']})",
                      f"{r['decision_flip_rate']:.3f} / {r['event_flip_rate']:.3f}"])  # fmt: skip
+        if r.get("to_risky"):
+            rows.append([suite, f"invariance · {kind}: answered turn now refuse/safety",
+                         f"{r['to_risky_rate']:.3f} ({r['to_risky']} of {r['n']})"])  # fmt: skip
     for lang, r in (views_.get("context") or {}).get("by_lang", {}).items():
         acc, ev = r["decision_accuracy"], r["events_exact"]
         rows.append([suite, f"context · {lang} decision accuracy / events exact (n={r['n']})",

@@ -21,7 +21,7 @@ BOUNDARY_SUITES = (
     "ordinary_en", "ordinary_zh", "ordinary_fr", "oasst1_fr", "mgsm", "risk_in_context",
 )  # fmt: skip
 # issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split)
-CONTEXT_SUITES = ("invariance", "context")
+CONTEXT_SUITES = ("invariance", "context", "tools_unseen")  # the last: issue 14, agents' tools
 SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES, *BOUNDARY_SUITES, *CONTEXT_SUITES)
 
 

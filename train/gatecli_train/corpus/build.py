@@ -26,6 +26,7 @@ from gatecli_train.corpus import (
     ordinary,
     risk_context,
     sentences,
+    tools_unseen,
     tools_variation,
     xsid,
 )
@@ -152,6 +153,7 @@ def build(
     aug, _ = dedup(aug)
     records += aug
     later = eval_suites.after_split(raw, records, seed_file)  # issue 12: invariance, context
+    later["tools_unseen"] = tools_unseen.suite(evals, records)  # issue 14: agents' tool lists
     evals |= {k: sorted(v, key=lambda r: r["id"])[:limit_per_source] if limit_per_source else v
               for k, v in later.items()}  # fmt: skip
     bad = [

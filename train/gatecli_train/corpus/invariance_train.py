@@ -8,8 +8,10 @@ had seen neither change with the labels held fixed. For a seeded sample of *trai
 per language this module makes, in the record's own group (so they share its split):
 
 - ``inv.tools_added``: 1-3 unrelated tool names appended where the invariance suite's own
-  rule says they cannot change the answer (:func:`invariance.tools_ok`); names come from the
-  train-only part of :mod:`tool_names` (``tools_variation.unrelated``);
+  rule says they cannot change the answer (:func:`invariance.tools_ok`) or the turn is an
+  execute turn with no event; names come from the train-only part of :mod:`tool_names`
+  (``tools_variation.unrelated``), spelled as ``tools_variation.styled`` draws; refuse and
+  safety turns at most ``RISKY_SHARE`` of them;
 - ``inv.greeting``: an opening exchange put before the earlier turns, from a pool of
   greetings and small talk that shares no line with the suite's (``invariance.BENIGN``; a
   test checks), so the suite still measures an exchange the model has not seen.
@@ -27,6 +29,8 @@ from gatecli_train.corpus import tools_variation
 from gatecli_train.corpus.invariance import tools_ok
 
 Record = dict[str, Any]
+# About the share of refuse + safety turns in the train split (10%).
+RISKY_SHARE = 0.12
 PER_LANG = {"tools_added": {"en": 700, "zh": 450, "fr": 450},
             "greeting": {"en": 700, "zh": 450, "fr": 450}}  # fmt: skip
 # Opening exchanges for training; none is in invariance.BENIGN (checked by a test).
@@ -66,8 +70,8 @@ def _eligible(r: Record, kind: str) -> bool:
     lab = r["labels"]
     if r["split"] != "train" or lab["decision"] is None or r["lang"] not in GREETINGS:
         return False
-    if kind == "tools_added":
-        return tools_ok(r)
+    if kind == "tools_added":  # also every no-event execute turn (tools_variation's plain)
+        return tools_ok(r) or (lab["decision"] == "execute" and lab["events"] == [])
     ctx = r["input"].get("conversation_context")
     return ctx is None or isinstance(ctx, list)
 
@@ -77,6 +81,23 @@ def _variant(r: Record, kind: str, inp: dict[str, Any], note: str) -> Record:
         **r, "id": f"augmented:inv.{kind}:{r['id']}", "provenance": "augmented",
         "input": inp, "labels": dict(r["labels"]), "note": f"{note} (rule inv.{kind}) on {r['id']}",
     }  # fmt: skip
+
+
+def _sample(pool: list[Record], n: int, rng: random.Random, kind: str) -> list[Record]:
+    """n records of the pool; for ``tools_added`` refuse and safety turns keep at most
+    :data:`RISKY_SHARE` of them.
+
+    Why: every refuse and safety turn is eligible (no tool changes them) but only some benign
+    ones were, so 953 of 1.2.17's 1,600 tools_added variants were refuse or safety, and an
+    unfamiliar tool list became a refusal signal (When2Call, issue 14).
+    """
+    if kind != "tools_added":
+        return rng.sample(pool, min(n, len(pool)))
+    risky = [r for r in pool if r["labels"]["decision"] in ("refuse", "safety")]
+    benign = [r for r in pool if r["labels"]["decision"] not in ("refuse", "safety")]
+    n_benign = min(len(benign), n - min(len(risky), round(n * RISKY_SHARE)))
+    k = min(len(risky), round(n * RISKY_SHARE), int(n_benign * RISKY_SHARE / (1 - RISKY_SHARE)))
+    return rng.sample(risky, k) + rng.sample(benign, n_benign)
 
 
 def vary(records: list[Record], seed: int = 17) -> list[Record]:
@@ -94,14 +115,15 @@ def vary(records: list[Record], seed: int = 17) -> list[Record]:
                 (r for r in records if r["lang"] == lang and _eligible(r, kind)),
                 key=lambda r: r["id"],
             )
-            for r in rng.sample(pool, min(n, len(pool))):
+            for r in _sample(pool, n, rng, kind):
                 inp = dict(r["input"])
                 if kind == "tools_added":
                     have = list(inp.get("available_tools") or [])
                     events = r["labels"]["events"] or []
                     names = [t for t in tools_variation.unrelated(events, "train")
                              if t not in have]  # fmt: skip
-                    inp["available_tools"] = have + rng.sample(names, rng.randint(1, 3))
+                    extra = rng.sample(names, rng.randint(1, 3))
+                    inp["available_tools"] = have + [tools_variation.styled(t, rng) for t in extra]
                     out.append(_variant(r, kind, inp, "unrelated tools added"))
                 else:
                     user, assistant = rng.choice(GREETINGS[lang])

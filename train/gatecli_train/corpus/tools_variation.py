@@ -8,9 +8,11 @@ non-empty events) two variants are made in the original's group (so they share i
 - ``tools.offered``: 2-6 developer-style function names, one serving each event -> same labels;
 - ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged.
 
-Plain answers (chit-chat, definitions, maths, recipes: no event) get ``tools.plain``: unrelated
-tools -> still execute, since no tool is needed. Names come from :mod:`tool_names`; a hashed
-quarter of each list is used only for dev/test records, the rest only for train records.
+Plain answers (every execute turn with no event: questions, chit-chat, statements) get
+``tools.plain``: unrelated tools -> still execute, since no tool is needed. Every name is
+spelled in one of several developer styles (:func:`styled`). Names come from
+:mod:`tool_names`; a hashed quarter of each list is used only for dev/test records, the rest
+only for train records.
 """
 
 from __future__ import annotations
@@ -25,25 +27,75 @@ from typing import Any
 from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 
 EVENTS_N = {"en": 2500, "zh": 600, "fr": 500}
-PLAIN_N = {"en": 520, "zh": 200, "fr": 80}
-# No-event intents that a plain answer serves (notes of the intent mappers); plus chitchat tags.
-_PLAIN_NOTE = re.compile(
-    r"^intent (qa_definition|definition|qa_maths|calculator|cooking_recipe|recipe|fun_fact|"
-    r"spelling|meaning_of_life|tell_joke|general_joke|general_praise|ingredients_list) -> \[\]$"
-)
+PLAIN_N = {"en": 1500, "zh": 900, "fr": 700}
 
 
 def _held(names: list[str]) -> set[str]:
-    """The dev/test-only quarter of a list: the ceil(n/4) names with the lowest hash."""
-    ranked = sorted(names, key=lambda n: hashlib.sha256(n.encode()).hexdigest())
-    return set(ranked[: -(-len(names) // 4)])
+    """The dev/test-only quarter of a list: the ceil(k/4) of its k spelling-keys with the
+    lowest hash. Keyed by :func:`base_key`, not by name, because the lists hold
+    ``set_volume`` beside ``setVolume`` and :func:`styled` turns one into the other: a name
+    held out for dev/test must not be a train name's spelling."""
+    keys = sorted({base_key(n) for n in names}, key=lambda k: hashlib.sha256(k.encode()).digest())
+    return set(keys[: -(-len(keys) // 4)])
+
+
+# Issue 14: agents register tools in many spellings (OpenAI functions in snake or camel case,
+# namespaced methods of generated API clients, Schema-Guided-Dialogue service intents, MCP
+# ``server__tool`` names). With one spelling per name the model read any unfamiliar spelling
+# as a risk signal: 1.2.17 refused 12% of When2Call's benign requests and, with When2Call's
+# tool lists added, 29 of 300 ordinary English questions it answers without them.
+_NAMESPACES = ("api", "tools", "functions", "plugins", "svc", "core", "app", "v1", "client")
+_DOMAINS = ("Home", "Media", "Travel", "Finance", "Utils", "Office", "Social", "Devices", "Data")
+_SERVERS = ("assistant", "workspace", "hub", "local", "cloud", "agent")
+STYLES = ("snake", "camel", "pascal", "kebab", "dotted", "client", "sgd", "mcp")
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+
+
+def styled(name: str, rng: random.Random) -> str:
+    """``name`` in a spelling drawn from :data:`STYLES` (half the time unchanged): the same
+    words, so a tool that serves an event still reads as serving it.
+
+    Example:
+        >>> styled("set_volume", random.Random(3)) in {"set_volume", "setVolume", "SetVolume",
+        ...     "set-volume"} or "volume" in styled("set_volume", random.Random(3)).lower()
+        True
+    """
+    if rng.random() < 0.5:
+        return name
+    words = _words(name) or [name]
+    pascal = "".join(w.capitalize() for w in words)
+    snake = "_".join(words)
+    style = rng.choice(STYLES[1:])
+    if style == "camel":
+        return words[0] + "".join(w.capitalize() for w in words[1:])
+    if style == "pascal":
+        return pascal
+    if style == "kebab":
+        return "-".join(words)
+    if style == "dotted":
+        return f"{rng.choice(_NAMESPACES)}.{snake}"
+    if style == "client":
+        obj = words[-1]
+        return f"{obj}_api.{obj.capitalize()}Api.{snake}"
+    if style == "sgd":
+        return f"{rng.choice(_DOMAINS)}_{rng.randint(1, 4)}_{pascal}"
+    return f"{rng.choice(_SERVERS)}__{snake}"
+
+
+def base_key(name: str) -> str:
+    """Lower-case letters and digits: a name's styled forms all end with its base's key."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 def _lists() -> list[list[str]]:
     return [names for pats in SERVES.values() for _, names in pats] + [OTHER]
 
 
-HELD: set[str] = set().union(*(_held(n) for n in _lists()))
+_HELD_KEYS: set[str] = set().union(*(_held(n) for n in _lists()))
+HELD: set[str] = {n for lst in _lists() for n in lst if base_key(n) in _HELD_KEYS}
 
 
 def _for_split(names: list[str], split: str) -> list[str]:
@@ -101,13 +153,33 @@ def _event_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
 
 
 def _plain_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Execute turns with no event: answered from knowledge, whatever tools are offered.
+
+    Until 1.2.17 only chit-chat and a few intent families (definitions, maths, recipes) were
+    eligible, 685 turns against 3,095 ``tools.missing`` -> connect ones, so a question with a
+    tool list read as "needs a tool it was not given" (connect) or, beside the risky turns of
+    ``inv.tools_added``, as refuse. Now every no-event execute turn is, drawn round-robin over
+    sources so that one intent set does not stand for all questions.
+    """
+
     def plain(r: dict[str, Any]) -> bool:
-        lab = r["labels"]
-        return lab["events"] == [] and (
-            "chitchat" in (lab["scenario_tags"] or []) or bool(_PLAIN_NOTE.match(r["note"]))
-        )
+        return r["labels"]["events"] == []
 
     return _pool(records, PLAIN_N, plain)
+
+
+def _by_source(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
+    """Up to n records, round-robin over sources (the same idea as :func:`_balanced`)."""
+    by_src: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(pool, key=lambda r: r["id"]):
+        by_src[r["source"]].append(r)
+    queues = [rng.sample(v, len(v)) for _, v in sorted(by_src.items())]
+    out: list[dict[str, Any]] = []
+    while len(out) < n and any(queues):
+        for q in queues:
+            if q and len(out) < n:
+                out.append(q.pop())
+    return out
 
 
 def _balanced(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
@@ -137,7 +209,7 @@ def _pick(rng: random.Random, must: list[str], others: list[str]) -> list[str]:
     rest = [n for n in others if n not in must]
     tools = must + rng.sample(rest, min(k - len(must), len(rest)))
     rng.shuffle(tools)
-    return tools
+    return [styled(t, rng) for t in tools]
 
 
 def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
@@ -161,8 +233,7 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
     plain = _plain_pool(records)
     for lang, n in sorted(PLAIN_N.items()):
         rng = random.Random(f"{seed}:plain:{lang}")
-        pool = sorted(plain.get(lang, []), key=lambda r: r["id"])
-        for r in rng.sample(pool, min(n, len(pool))):
+        for r in _by_source(plain.get(lang, []), n, rng):
             tools = _pick(rng, [], unrelated([], r["split"]))
             out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
     return out
