@@ -80,7 +80,7 @@ def test_loaders_bounded_and_suites_eval_only() -> None:
         assert len({r["id"] for r in recs}) == len(recs), name
     assert 1500 <= per_lang["fr"] <= 2500 and 1500 <= per_lang["zh"] <= 2800, per_lang
     suites = ordinary.suites(RAW)
-    assert set(suites) == set(BOUNDARY_SUITES) - {"risk_in_context"}
+    assert set(suites) == set(BOUNDARY_SUITES) - {"risk_in_context", "passages_heldout"}
     assert set(BOUNDARY_SUITES) <= set(SUITE_NAMES)
     for name, recs in suites.items():
         _valid(recs)
@@ -291,3 +291,30 @@ def test_small_build_writes_suites_and_keeps_pairs_and_variants_in_split(tmp_pat
     variants = [r for r in recs if r["source"] == "risk_context"]
     assert variants and {r["split"] for r in variants} == {"train"}
     assert {"execute", "refuse"} <= {r["labels"]["decision"] for r in variants}
+
+
+def test_passages_heldout_pairs_a_safe_and_a_harmful_request_on_unseen_topics() -> None:
+    """Issue 14: each authored held-out passage comes once with an ordinary request (execute)
+    and once with a harmful one (refuse or safety), eval only, and shares no passage with the
+    training passages (data/authored/passages.*)."""
+    from gatecli_train.corpus.eval_suites import PASSAGES_FILE, passages_heldout
+
+    recs = passages_heldout(ROOT / PASSAGES_FILE)
+    _valid(recs)
+    assert len(recs) == 144 and all(r["split"] == "eval_only" for r in recs)
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in recs:
+        groups[r["group"]].append(r)
+    for g, rows in groups.items():
+        passages = {r["input"]["user_message"].rpartition("\n\n")[0] for r in rows}
+        decisions = sorted(r["labels"]["decision"] for r in rows)
+        assert len(passages) == 1 and decisions[0] == "execute", g
+        assert decisions[1] in ("refuse", "safety"), g
+    trained = set()
+    for f in AUTHORED.glob("passages.*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            msg = json.loads(line)["input"]["user_message"]
+            trained.add(normalise(msg.rpartition("\n\n")[0][:80]))
+    assert not {normalise(r["input"]["user_message"][:80]) for r in recs} & trained
+    with gzip.open(ROOT / "data/eval/passages_heldout.jsonl.gz", "rt") as fh:
+        assert len(fh.readlines()) == 144  # the committed suite is this file, built

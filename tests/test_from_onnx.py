@@ -81,3 +81,20 @@ def test_smoothed_dynamic_graph_is_refused(tmp_path: Path) -> None:
     quantize_dynamic_int8(folder / "model.onnx", dst, smoothing=smoothing)
     with pytest.raises(ValueError, match="smoothed dynamic int8"):
         state_from_onnx(dst)
+
+
+def test_folder_written_as_a_run_folder_loads_as_a_teacher(tmp_path: Path) -> None:
+    """``to_run_dir`` (self-distillation from a committed release): the run folder it writes
+    is what ``[distill] teacher`` and ``model.init_from`` load, with the graph's weights."""
+    from gatecli_train.from_onnx import to_run_dir
+    from gatecli_train.pipeline import RUN_FILES, load_run_model
+
+    folder = build_tiny_model(tmp_path / "tiny", quantize=True, quantization="blockwise")
+    run = to_run_dir(folder, tmp_path / "run")
+    assert all((run / f).is_file() for f in RUN_FILES)
+    heads = head_defs_from_catalog(Gate(folder, coach_fn=None).folder.catalog)
+    want, _, _ = load_folder_model(folder, heads)
+    got, tok = load_run_model(run, heads)
+    assert tok.get_vocab() == Gate(folder, coach_fn=None).tokenizer.get_vocab()
+    for name, tensor in want.state_dict().items():
+        assert torch.equal(tensor, got.state_dict()[name]), name

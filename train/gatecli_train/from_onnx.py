@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
+import yaml
 from onnx import numpy_helper
 from tokenizers import Tokenizer
 
@@ -236,3 +237,44 @@ def load_folder_model(folder: Path, heads: list[HeadDef]) -> tuple[GateModel, To
     tok = Tokenizer.from_file(str(loaded.tokenizer_path))
     base = json.loads(json.dumps(loaded.config.extra.get("training", {}).get("base", {})))
     return model.eval(), tok, {"model": loaded.config.model_id, **base}
+
+
+def to_run_dir(folder: Path, run_dir: Path) -> Path:
+    """Write a model folder's weights (read back from its graph) as a finished run folder.
+
+    Why: a ``[distill]`` teacher is a run folder, and its logit cache is written beside its
+    weights, never into a hashed model folder. Distilling from the committed release itself
+    (self-distillation) keeps what it already decides well while hard labels change what it
+    decides badly, without the 12-layer teacher that a new machine no longer has.
+    """
+    from gatecli_train import export
+    from gatecli_train.model import head_defs_from_catalog
+
+    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    model, tok, base = load_folder_model(folder, head_defs_from_catalog(catalog))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), run_dir / "model.final.pt")
+    (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
+    (run_dir / "base.json").write_text(
+        json.dumps({**base, "read_back_from": str(folder)}), encoding="utf-8"
+    )
+    (run_dir / "encoder_config.json").write_text(
+        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
+    )
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m gatecli_train.from_onnx --model DIR --run-dir OUT``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=to_run_dir.__doc__)
+    ap.add_argument("--model", type=Path, required=True, help="model folder (model.onnx)")
+    ap.add_argument("--run-dir", type=Path, required=True, help="run folder to write")
+    args = ap.parse_args(argv)
+    print(to_run_dir(args.model, args.run_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

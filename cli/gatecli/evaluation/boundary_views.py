@@ -26,7 +26,7 @@ RISK_SOURCE = "risk_in_context"
 # Suites whose per-language boundary numbers go to the model card and the console (every
 # suite's JSON has them): the issue-13 suites, the test split, SimpleSafetyTests.
 SHOWN = ("ordinary_en", "ordinary_zh", "ordinary_fr", "oasst1_fr", "mgsm", "risk_in_context",
-         "test", "simple_safety_tests")  # fmt: skip
+         "passages_heldout", "test", "simple_safety_tests")  # fmt: skip
 
 
 def _share(num: int, den: int) -> float | None:

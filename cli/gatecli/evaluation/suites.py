@@ -19,6 +19,7 @@ EXTERNAL_SUITES = (
 # issue 13: held-out ordinary turns (false refusal per language) and risk in surrounding text
 BOUNDARY_SUITES = (
     "ordinary_en", "ordinary_zh", "ordinary_fr", "oasst1_fr", "mgsm", "risk_in_context",
+    "passages_heldout",
 )  # fmt: skip
 # issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split)
 CONTEXT_SUITES = ("invariance", "context", "tools_unseen")  # the last: issue 14, agents' tools

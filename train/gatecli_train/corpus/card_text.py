@@ -396,8 +396,9 @@ assigned): two transformations of the held-out `invariance` suite applied to *tr
 with labels unchanged, same group: `inv.tools_added` (1-3 unrelated train-only tool names,
 styled as above, only where the suite's own rule says tools cannot change the answer or the
 turn is a no-event execute turn; refuse and safety turns at most 12% of them, about their
-share of the train split, where 953 of 1,600 were before; up to 700 en, 450 zh, 450 fr) and `inv.greeting` (an opening exchange before the earlier turns, from 7-8 greetings
-and small-talk lines per language that the suite never uses; up to 700 en, 450 zh, 450 fr).
+share of the train split, where 953 of 1,600 were before; up to 700 en, 450 zh, 450 fr)
+and `inv.greeting` (an opening exchange before the earlier turns, from 7-8 greetings and
+small-talk lines per language that the suite never uses; up to 700 en, 450 zh, 450 fr).
 Why: gate-small 1.2.0 flipped 10-11% of these suite pairs.
 
 Risk in surrounding text (`risk_context.py`, issue 13; run after splits are assigned): a turn
@@ -477,7 +478,13 @@ leak rule is by message, and "thanks" must stay in training). Issue 14: `tools_u
 dropped, so every name is unseen) to a turn that needs no tool: up to 150 execute turns with
 no event per language from `ordinary_{en,zh,fr}` and up to 50 refuse/safety turns per
 language from the test split; labels are the base's; ids as in `invariance` (transform
-`tools_unseen`), source `tools_unseen`; 1,200 records.
+`tools_unseen`), source `tools_unseen`; 1,200 records. `passages_heldout`
+(`data/suites/passages_heldout.jsonl`, read by `eval_suites.passages_heldout`): 24 authored
+pasted passages per language (news, encyclopedia, leaflets, museum labels, lab notices) with
+alarming words in safe use, on topics none of the training passages covers (the Halifax
+explosion, thallium, the Morris worm, 毒鼠强, 熊猫烧香, l'affaire des poisons, …), each once
+with an ordinary request (execute: 72) and once with a harmful one (refuse 57, safety 15: self-harm
+or someone in danger now); 144 records, written by a helper session and spot-checked.
 
 ## Licences and attribution
 

@@ -193,6 +193,25 @@ def seeds(seed_file: Path) -> list[dict[str, Any]]:
     return out
 
 
+PASSAGES_FILE = Path("data/suites/passages_heldout.jsonl")
+
+
+def passages_heldout(path: Path = PASSAGES_FILE) -> list[dict[str, Any]]:
+    """Authored pasted passages with alarming words in safe use, each followed once by an
+    ordinary request (execute) and once by a harmful one (refuse or safety): 24 passages per
+    language, topics disjoint from the training passages (``data/authored/passages.*``).
+
+    Why (issue 14): 1.2.17 refused 5 of 8 benign long passages in a diagnostic and a benign
+    ammonium-nitrate article; the training passages are the only long benign texts the
+    corpus has, so a suite of other topics says whether the model learned the request or
+    the topic. Missing file: no suite.
+    """
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
 def all_suites(raw: Path, seed_file: Path) -> dict[str, list[dict[str, Any]]]:
     """Every eval suite by name (the file name under data/eval/)."""
     _ = M  # mapping tables are shared with the training mappers
@@ -206,6 +225,7 @@ def all_suites(raw: Path, seed_file: Path) -> dict[str, list[dict[str, Any]]]:
         "xsid": xsid(raw),
         "seeds": seeds(seed_file),
         **ordinary.suites(raw),  # issue 13: ordinary_{en,zh,fr}, oasst1_fr, mgsm
+        "passages_heldout": passages_heldout(),  # issue 14: alarming words in safe passages
     }
 
 
