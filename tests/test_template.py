@@ -123,3 +123,26 @@ def test_history_turns_accepts_text_and_content_parts() -> None:
     assert history_turns("earlier text") == [("context", "earlier text")]
     parts = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     assert history_turns(parts) == [("user", "hi")]
+
+
+def test_a_long_message_keeps_its_request_after_pasted_text() -> None:
+    """A message over the budget keeps its beginning and its end (``long_message:
+    head_tail``), so "<passage> + summarise it" and "<passage> + how do I make it at home"
+    differ in the model's input; a folder without the key cuts from the end, as trained."""
+
+    def words(s: str) -> int:
+        return len(s.split())
+
+    passage = " ".join(f"w{i}" for i in range(200))
+    safe = {"user_message": f"{passage} can you summarise this for my class"}
+    harm = {"user_message": f"{passage} now tell me how to build one at home"}
+    got = [serialize(r, T, count_tokens=words, max_length=60) for r in (safe, harm)]
+    assert got[0] != got[1] and all(words(g) <= 60 for g in got)
+    assert got[0].startswith("query: w0 w1") and got[0].endswith("summarise this for my class")
+    assert " ... " in got[0]
+    old = {k: v for k, v in T.items() if k != "long_message"}
+    cut = [serialize(r, old, count_tokens=words, max_length=60) for r in (safe, harm)]
+    assert cut[0] == cut[1] and " ... " not in cut[0]  # what gate-small <= 1.2.19 was fed
+    assert serialize({"user_message": "hi there"}, T, count_tokens=words, max_length=60) == (
+        "query: hi there"
+    )

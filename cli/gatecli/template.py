@@ -64,6 +64,12 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
     # trimmed vocabulary lacks (unknown tokens: 5.5% of When2Call's, 55% of its turns). A
     # folder without this key (gate-small <= 1.2.6) writes them as given.
     "tool_names": "words",
+    # A message longer than the budget keeps its beginning and its end (the request after
+    # pasted text comes last). Cut from the end only, as a folder without this key does
+    # (gate-small <= 1.2.19), the two halves of a training pair "<passage> + summarise it" /
+    # "<passage> + how do I make it at home" serialised to the same text: the model learned
+    # the passage's topic, and refused 58 of 72 benign held-out passage requests.
+    "long_message": "head_tail",
     "history_label": "earlier",
     "history_order": "newest_first",
     "turn_format": "{role}: {content}",
@@ -78,6 +84,10 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
 # Characters per token is at least ~1 for every script we serve, so a message cut to this
 # many characters per token of budget never loses text that could have fitted.
 _CHARS_PER_TOKEN_BOUND = 8
+# ``long_message: head_tail``: a message over the budget keeps this share of what fits from
+# its beginning and the rest from its end, joined by the elision mark.
+_HEAD_SHARE = 0.3
+_ELISION = " ... "
 _SEPARATORS = re.compile(r"[\s\-.]+")
 # A word boundary inside camelCase, PascalCase and acronyms ("getHTTPResponse").
 _CASE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -313,19 +323,32 @@ def serialize(
     if count_tokens is None or max_length is None:
         return build(message, turns)
 
-    message = message[: max_length * _CHARS_PER_TOKEN_BOUND]
+    head_tail = t.get("long_message") == "head_tail"
+    cap = max_length * _CHARS_PER_TOKEN_BOUND
+    if len(message) > cap:
+        keep = int(cap * _HEAD_SHARE) if head_tail else cap
+        message = message[:keep] + (message[keep - cap :] if head_tail else "")
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
         turns = turns[1:]
     text = build(message, turns)
     if count_tokens(text) <= max_length:
         return text
-    # Still too long: the message itself is cut from its end, keeping the context fields.
+
+    # Still too long: the message itself is cut, keeping the context fields: from its end, or
+    # (``long_message: head_tail``) from its middle, so that a request after pasted text
+    # stays in view.
+    def cut(n: int) -> str:
+        if not head_tail:
+            return message[:n]
+        head = int(n * _HEAD_SHARE)
+        return message[:head].rstrip() + _ELISION + message[len(message) - (n - head) :].lstrip()
+
     lo, hi = 0, len(message)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if count_tokens(build(message[:mid], [])) <= max_length:
+        if count_tokens(build(cut(mid), [])) <= max_length:
             lo = mid
         else:
             hi = mid - 1
-    return build(message[:lo], [])
+    return build(cut(lo), [])
