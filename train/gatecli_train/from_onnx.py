@@ -249,18 +249,12 @@ def to_run_dir(folder: Path, run_dir: Path) -> Path:
     """
     from gatecli_train import export
     from gatecli_train.model import head_defs_from_catalog
+    from gatecli_train.pipeline import Start, save_run  # pipeline imports this module
 
     catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
     model, tok, base = load_folder_model(folder, head_defs_from_catalog(catalog))
     run_dir.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), run_dir / "model.final.pt")
-    (run_dir / "tokenizer.json").write_text(tok.to_str(), encoding="utf-8")
-    (run_dir / "base.json").write_text(
-        json.dumps({**base, "read_back_from": str(folder)}), encoding="utf-8"
-    )
-    (run_dir / "encoder_config.json").write_text(
-        json.dumps(model.encoder.config.to_dict(), indent=2, default=str), encoding="utf-8"
-    )
+    save_run(run_dir, Start(model, tok, {**base, "read_back_from": str(folder)}))
     return run_dir
 
 

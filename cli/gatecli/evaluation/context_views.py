@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from gatecli.evaluation.boundary_views import BLOCKING
+
 MAX_EXAMPLES = 10
-RISKY = ("refuse", "safety")
 
 
 def _parse_invariance(turn_id: str) -> tuple[str, str] | None:
@@ -57,7 +58,7 @@ def invariance_view(turns: list[dict[str, Any]]) -> dict[str, Any] | None:
             row["event_flips"] += eflip
             # The flips a user pays for most: an answered turn blocked or routed to safety.
             row["to_risky"] += (
-                base["pred"]["decision"] not in RISKY and var["pred"]["decision"] in RISKY
+                base["pred"]["decision"] not in BLOCKING and var["pred"]["decision"] in BLOCKING
             )
             if (dflip or eflip) and len(row["examples"]) < MAX_EXAMPLES:
                 row["examples"].append({

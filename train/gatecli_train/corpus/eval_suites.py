@@ -206,10 +206,7 @@ def passages_heldout(path: Path = PASSAGES_FILE) -> list[dict[str, Any]]:
     corpus has, so a suite of other topics says whether the model learned the request or
     the topic. Missing file: no suite.
     """
-    if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return context_suite.read_heldout(path)
 
 
 def all_suites(raw: Path, seed_file: Path) -> dict[str, list[dict[str, Any]]]:

@@ -31,8 +31,7 @@ import hashlib
 import random
 from typing import Any
 
-from gatecli_train.corpus.tool_names import OTHER, SERVES
-from gatecli_train.corpus.tools_variation import base_key
+from gatecli_train.corpus.tools_variation import KEYS, base_key
 
 Record = dict[str, Any]
 PER_LANG = 150
@@ -52,12 +51,10 @@ def tool_lists(when2call: list[Record]) -> list[list[str]]:
         >>> tool_lists([{"input": {"available_tools": ["get_weather", "Hotels_2_Search"]}}])
         [['Hotels_2_Search']]
     """
-    known = {base_key(n) for pats in SERVES.values() for _, lst in pats for n in lst}
-    known |= {base_key(n) for n in OTHER}
     out: set[tuple[str, ...]] = set()
     for r in when2call:
         names = [t for t in r["input"].get("available_tools") or [] if isinstance(t, str)]
-        kept = tuple(t for t in names if not any(base_key(t).endswith(k) for k in known))
+        kept = tuple(t for t in names if not any(base_key(t).endswith(k) for k in KEYS))
         if kept:
             out.add(kept)
     return [list(t) for t in sorted(out)]

@@ -96,6 +96,9 @@ def _lists() -> list[list[str]]:
 
 _HELD_KEYS: set[str] = set().union(*(_held(n) for n in _lists()))
 HELD: set[str] = {n for lst in _lists() for n in lst if base_key(n) in _HELD_KEYS}
+# Every listed name's spelling key: a name whose key ends with one of these is a corpus name
+# in some spelling (tools_unseen leaves such names out).
+KEYS: set[str] = {base_key(n) for lst in _lists() for n in lst}
 
 
 def _for_split(names: list[str], split: str) -> list[str]:
@@ -168,26 +171,15 @@ def _plain_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return _pool(records, PLAIN_N, plain)
 
 
-def _by_source(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
-    """Up to n records, round-robin over sources (the same idea as :func:`_balanced`)."""
-    by_src: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def _round_robin(
+    pool: list[dict[str, Any]], n: int, rng: random.Random, key: Callable[[dict[str, Any]], Any]
+) -> list[dict[str, Any]]:
+    """Up to n records, round-robin over the groups ``key`` makes (event sets, so web search
+    does not crowd out the rest; sources, so one intent set does not stand for all)."""
+    groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for r in sorted(pool, key=lambda r: r["id"]):
-        by_src[r["source"]].append(r)
-    queues = [rng.sample(v, len(v)) for _, v in sorted(by_src.items())]
-    out: list[dict[str, Any]] = []
-    while len(out) < n and any(queues):
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop())
-    return out
-
-
-def _balanced(pool: list[dict[str, Any]], n: int, rng: random.Random) -> list[dict[str, Any]]:
-    """Up to n records, round-robin over event sets so web search does not crowd out the rest."""
-    by_ev: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for r in sorted(pool, key=lambda r: r["id"]):
-        by_ev[tuple(r["labels"]["events"])].append(r)
-    queues = [rng.sample(v, len(v)) for _, v in sorted(by_ev.items())]
+        groups[key(r)].append(r)
+    queues = [rng.sample(v, len(v)) for _, v in sorted(groups.items())]
     out: list[dict[str, Any]] = []
     while len(out) < n and any(queues):
         for q in queues:
@@ -218,7 +210,7 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
     pools = _event_pool(records)
     for lang, n in sorted(EVENTS_N.items()):
         rng = random.Random(f"{seed}:tools:{lang}")
-        for r in _balanced(pools.get(lang, []), n, rng):
+        for r in _round_robin(pools.get(lang, []), n, rng, lambda r: tuple(r["labels"]["events"])):
             ev, msg, split = r["labels"]["events"], r["input"]["user_message"], r["split"]
             cands = [serving(e, msg, split) for e in ev]
             if not all(cands):
@@ -233,7 +225,7 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
     plain = _plain_pool(records)
     for lang, n in sorted(PLAIN_N.items()):
         rng = random.Random(f"{seed}:plain:{lang}")
-        for r in _by_source(plain.get(lang, []), n, rng):
+        for r in _round_robin(plain.get(lang, []), n, rng, lambda r: r["source"]):
             tools = _pick(rng, [], unrelated([], r["split"]))
             out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
     return out
