@@ -140,6 +140,7 @@ def build(
     evals["risk_in_context"] = risk_context.eval_suite(records)
     eval_msgs |= {normalise(r["input"]["user_message"]) for r in evals["risk_in_context"]}
     aug = augment.augment(records) + tools_variation.vary(records) + risk_context.vary(records)
+    aug += risk_context.passage_tails(records)  # a crisis after a pasted passage
     aug += context.augment(records)  # issue 12: account spellings, slot answers, risk in turns
     aug += invariance_train.vary(records)  # issue 14: unrelated tools, an opening exchange
     aug += sentences.vary(records)  # the segment rule's view: ordinary sentences alone

@@ -247,6 +247,15 @@ maps), `safety_sets.py`, `eval_suites.py`.
   adulte" -> execute, no event). New sentences, not paraphrases of the test misses; exact and
   near copies of other authored lines were reworded. Checked: 22 random turns per language
   re-read (seed 1), no label changed.
+- **More French crisis turns (issue 14, 2026-12-04; `data/authored/crisis_more.fr.jsonl`)**: 96
+  turns written after gate-small 1.2.18 and 1.2.20 read two French test crisis turns as
+  execute (a flat statement of persistent thoughts of death; a bare "call the fire brigade")
+  while the English versions stayed safety: 36 statements of thoughts of death, plans and
+  goodbyes without a method, 22 short emergencies ("appelle les secours", "aide moi il
+  saigne beaucoup") -> safety; 38 negatives in the same groups using the same words safely
+  (a eulogy, a philosophy essay, a first-aid course, a firefighter's pay) -> execute, no
+  event. Written by a helper, checked against every authored, suite and eval message
+  (normalised); two lines that were near copies of a dev or test turn were reworded by hand.
 - **Word problems, sensitive knowledge questions, closings (issue 14, corpus 1.2.2;
   `data/authored/{wordproblems,knowledge,farewells}.{en,zh,fr}.jsonl`, 30 more lines in each
   `closings.*.jsonl`)**: written for 1.2.2 where gate-small 1.2.1 lost to TF-IDF or refused
@@ -419,6 +428,11 @@ oasst1_zh, SGD, CrossWOZ, MultiWOZ-zh, SNIPS, HWU64, PIAF; none equal to a `risk
 sentence), with 380 benign-only turns per language beside the 380 wrapped ones. Why: around
 sentences of dev's own ordinary turns gate-small 1.2.9 kept 145 of 200 dev risk turns, around
 the fixed pools 238 of 244 (`gatecli_train.segment_study`).
+Passage tails (`risk_context.passage_tails`, 2026-12-04): 50 per language, the passage of a
+train `authored:passages` execute pair followed by a short train safety turn -> safety (same
+group and split as the safety turn). Why: 10 of the 320 training turns that paste a passage
+ended in a crisis and 71 in a harmful request, and gate-small 1.2.18 read a zh pesticide
+article ending in a suicide question as refuse.
 
 Sentences alone (`sentences.py`, 2026-12-03): each sentence (as the runtime's segment rule
 cuts them) of train execute turns of chat, question and writing sources (XPersona, word

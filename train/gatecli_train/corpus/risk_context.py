@@ -391,3 +391,60 @@ def eval_suite(records: list[Record], seed: int = 13) -> list[Record]:
     rng = random.Random(f"risk_in_context:{seed}")
     return _make(rng, bases(records, ("dev", "test")), EVAL_BENIGN, EVAL_PER_LANG,
                  split="eval_only", source="risk_in_context", tag="eval")  # fmt: skip
+
+
+# Crisis tails per language after a training passage (passage_tails).
+PASSAGE_TAILS_PER_LANG = 50
+
+
+def passage_tails(records: list[Record], seed: int = 13) -> list[Record]:
+    """Train passages whose benign request is replaced by a short train safety turn: safety.
+
+    Why (2026-12-04): of the 320 training turns that paste a passage and then ask something,
+    10 end in a crisis (safety) and 71 in a harmful request (refuse). 1.2.18 and 1.2.20 read
+    a zh pesticide article ending in "how much do I drink to go quickly" as ``refuse``, not
+    ``safety``: after a passage the model had learned "harmful tail -> refuse" whatever the
+    tail said. The passage is the one of a benign ``execute`` pair (``authored:passages``),
+    so the passage text itself is seen with both labels and only the tail decides; the
+    template keeps a long message's tail (``long_message: head_tail``).
+
+    Example:
+        >>> passage_tails([])
+        []
+    """
+    rng = random.Random(f"risk_context:passage_tails:{seed}")
+    train = bases(records, ("train",))
+    out: list[Record] = []
+    for lang in LANGS:
+        passages = sorted(
+            (r for r in records
+             if r["split"] == "train" and r["source"] == "authored:passages"
+             and r["lang"] == lang and r["labels"].get("decision") == "execute"
+             and set(r["input"]) == {"user_message"} and "\n" in r["input"]["user_message"]),
+            key=lambda r: r["id"],
+        )  # fmt: skip
+        tails = train.get((lang, "safety"), [])
+        if not passages or not tails:
+            continue
+        picked = rng.sample(tails, min(PASSAGE_TAILS_PER_LANG, len(tails)))
+        for k, b in enumerate(sorted(picked, key=lambda r: r["id"])):
+            p = passages[k % len(passages)]
+            passage = p["input"]["user_message"].rsplit("\n", 1)[0].rstrip()
+            out.append(
+                make_record(
+                    rid=f"risk_context:passage_tail:{lang}.{k}",
+                    source="risk_context",
+                    lang=lang,
+                    message=f"{passage}\n\n{b['input']['user_message']}",
+                    decision="safety",
+                    events=[],
+                    tags=None,
+                    slots=None,
+                    group=b["group"],
+                    split=b["split"],
+                    provenance="augmented",
+                    note=f"risk_context passage_tail: the passage of {p['id']} followed by "
+                    f"{b['id']} (safety kept: a crisis after a pasted text is a crisis)",
+                )
+            )
+    return out
