@@ -74,3 +74,15 @@ def test_release_notes_section_and_changelog_replace(tmp_path: Path) -> None:
     assert body.index("## 1.2.0") < body.index("## 1.1.0")
     base = release_notes.baseline_results(res)
     assert base["model"] == "gate-small@1.1.0" and base["suites"]["test"]["model"] == {"b": 1}
+
+
+def test_card_says_how_the_folders_own_template_fits_a_long_message() -> None:
+    """The card text follows the folder: a folder exported before ``long_message`` existed
+    cuts from the end, and its card must not claim otherwise."""
+    from gatecli.template import DEFAULT_TEMPLATE
+    from gatecli_train.card import long_message_text
+
+    card = (Path(__file__).parents[1] / "train/gatecli_train/assets/card.md").read_text()
+    assert "{long_message}" in card
+    assert "head_tail" in long_message_text(DEFAULT_TEMPLATE)
+    assert long_message_text({}) == "A message over the budget is cut from its end."

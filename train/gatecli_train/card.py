@@ -97,6 +97,22 @@ def readme_table(named: dict[str, dict[str, Any]]) -> str:
     return "\n".join([README_HEADER, *(readme_row(n, r) for n, r in named.items())]) + "\n"
 
 
+def long_message_text(tpl: dict[str, Any]) -> str:
+    """How this folder's template fits a message over the token budget (the card must say
+    what the folder does: folders before the ``long_message`` key cut from the end).
+
+    Example:
+        >>> long_message_text({})[:24]
+        'A message over the budge'
+    """
+    if tpl.get("long_message") == "head_tail":
+        return (
+            "A message over the budget keeps its beginning (30%) and its end, joined by "
+            "` ... ` (`long_message: head_tail`), so a request after pasted text is read."
+        )
+    return "A message over the budget is cut from its end."
+
+
 def render(
     model_dir: Path,
     results: dict[str, Any],
@@ -119,6 +135,7 @@ def render(
     training = json.dumps(cfg.extra.get("training", {}), indent=1, ensure_ascii=False)
     named = {cfg.model_id: results, **compare}
     return template.format(
+        long_message=long_message_text(cfg.template),
         targets=card_release.targets_table(results),
         heldout=card_release.heldout_table(named, cfg.model_id, tfidf),
         model_id=cfg.model_id,
