@@ -217,6 +217,10 @@ class DistillConfig:
     alpha: float = 0.5  # loss = (1 - alpha) * hard + alpha * soft
     temperature: float = 2.0
     alpha_masked: float = 0.3  # weight of soft targets on heads a record leaves masked
+    # Where a record's decision is known and the teacher's argmax contradicts it, the soft
+    # decision target is the label instead (distill.correct_decision): for a teacher that is
+    # the model being corrected (the shipped folder, read back by gatecli_train.from_onnx).
+    correct_teacher: bool = False
 
     def __post_init__(self) -> None:
         _check(self, lambda: {

@@ -46,6 +46,38 @@ def soft_losses(
     return out
 
 
+def correct_decision(
+    teacher: dict[str, torch.Tensor],
+    targets: dict[str, torch.Tensor],
+    masks: dict[str, torch.Tensor],
+    margin: float = 10.0,
+) -> tuple[dict[str, torch.Tensor], int]:
+    """The teacher's decision logits, with rows where it contradicts a known label replaced by
+    that label (logit ``margin`` on it, 0 elsewhere); and how many rows were replaced.
+
+    Why (2026-12-04): with the shipped model as its own teacher (1.2.20), the soft targets
+    pulled back every turn the corpus had just relabelled (a benign request refused because a
+    tool list was present): each fix came out at half strength. Where the teacher agrees with
+    the label its soft outputs still carry what labels do not (how close a safe prompt is to
+    a harmful one); where it disagrees, the label wins.
+
+    Example:
+        >>> t = {"decision": torch.tensor([[2.0, 0.0], [0.0, 2.0]])}
+        >>> y = {"decision": torch.tensor([0, 0])}
+        >>> m = {"decision": torch.tensor([True, True])}
+        >>> out, n = correct_decision(t, y, m)
+        >>> n, out["decision"][1].tolist()
+        (1, [10.0, 0.0])
+    """
+    t, y, m = teacher["decision"], targets["decision"], masks["decision"]
+    wrong = m & (t.argmax(-1) != y)
+    n = int(wrong.sum())
+    if not n:
+        return teacher, 0
+    gold = nn.functional.one_hot(y.clamp(min=0), t.shape[-1]).to(t.dtype) * margin
+    return {**teacher, "decision": torch.where(wrong[:, None], gold, t)}, n
+
+
 def teacher_batch(
     teacher_logits: dict[str, np.ndarray], index: np.ndarray, device: torch.device
 ) -> dict[str, torch.Tensor]:

@@ -35,6 +35,9 @@ class TrainResult:
     seconds: float
     final_loss: float
     resumed_from: int
+    # Rows whose soft decision target was the label, not the teacher (distill.correct_teacher),
+    # counted over the steps of this process.
+    teacher_corrected: int = 0
 
 
 def pick_device() -> torch.device:
@@ -121,6 +124,7 @@ def train(
 
         bar = tqdm(total=total, initial=step, desc="train", unit="step", dynamic_ncols=True)
     t0, ema = time.perf_counter(), None
+    corrected = 0
     model.train()
     epoch = step // steps_per_epoch
     skip = step % steps_per_epoch
@@ -138,6 +142,9 @@ def train(
             loss = cast(torch.Tensor, sum(weights.get(n, 1.0) * v for n, v in losses.items()))
             if teacher_logits is not None:
                 t_logits = distill.teacher_batch(teacher_logits, batch["index"], device)
+                if dcfg.correct_teacher:
+                    t_logits, n_fixed = distill.correct_decision(t_logits, targets, masks)
+                    corrected += n_fixed
                 soft = distill.soft_losses(
                     model, logits, t_logits, masks, dcfg.temperature, dcfg.alpha_masked
                 )
@@ -167,7 +174,7 @@ def train(
         bar.close()
     model.eval()
     selector.restore_best(model)
-    result = TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from)
+    result = TrainResult(step, time.perf_counter() - t0, float(ema or 0.0), resumed_from, corrected)
     (run_dir / RESULT_FILE).write_text(json.dumps(dataclasses.asdict(result)), encoding="utf-8")
     return result
 
