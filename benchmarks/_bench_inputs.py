@@ -48,7 +48,13 @@ def make_turns(n: int, *, seed: int = 0, words: int = 20) -> list[dict[str, Any]
 
 def turns_of_tokens(gate: Any, n: int, tokens: int, seed: int = 1) -> list[dict[str, Any]]:
     """Turns whose model input is about ``tokens`` tokens long under ``gate``'s own template
-    and tokenizer (so two models get different texts of the same length)."""
+    and tokenizer (so two models get different texts of the same length). A model whose
+    budget is under ``tokens`` gets turns as long as its template lets through.
+
+    Why the growth check: a template that fits a long message to the budget (head_tail keeps
+    its beginning and end around " ... ") never serialises to the budget exactly, so "grow
+    until ``tokens``" doubled the text until memory ran out (the smoke folder, 64 tokens).
+    """
 
     def size(msg: str) -> int:
         return len(gate._encode([{"user_message": msg}])[0][0])
@@ -56,8 +62,14 @@ def turns_of_tokens(gate: Any, n: int, tokens: int, seed: int = 1) -> list[dict[
     out = []
     for rec in make_turns(n, seed=seed, words=8):
         msg = rec["user_message"]
-        while size(msg) < tokens:
-            msg += " " + msg
+        have = size(msg)
+        while have < tokens:
+            longer = msg + " " + msg
+            grown = size(longer)
+            msg = longer
+            if grown <= have:  # the template's budget, not the text, sets the length now
+                break
+            have = grown
         while size(msg) > tokens and len(msg) > 4:
             msg = msg[: max(4, int(len(msg) * 0.95))]
         out.append({"id": rec["id"], "user_message": msg})
