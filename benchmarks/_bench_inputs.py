@@ -64,9 +64,8 @@ def turns_of_tokens(gate: Any, n: int, tokens: int, seed: int = 1) -> list[dict[
         msg = rec["user_message"]
         have = size(msg)
         while have < tokens:
-            longer = msg + " " + msg
-            grown = size(longer)
-            msg = longer
+            msg += " " + msg
+            grown = size(msg)
             if grown <= have:  # the template's budget, not the text, sets the length now
                 break
             have = grown

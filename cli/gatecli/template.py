@@ -86,8 +86,8 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
 _CHARS_PER_TOKEN_BOUND = 8
 # ``long_message: head_tail``: a message over the budget keeps this share of what fits from
 # its beginning and the rest from its end, joined by the elision mark.
-_HEAD_SHARE = 0.3
-_ELISION = " ... "
+HEAD_SHARE = 0.3
+ELISION = " ... "
 _SEPARATORS = re.compile(r"[\s\-.]+")
 # A word boundary inside camelCase, PascalCase and acronyms ("getHTTPResponse").
 _CASE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -326,7 +326,7 @@ def serialize(
     head_tail = t.get("long_message") == "head_tail"
     cap = max_length * _CHARS_PER_TOKEN_BOUND
     if len(message) > cap:
-        keep = int(cap * _HEAD_SHARE) if head_tail else cap
+        keep = int(cap * HEAD_SHARE) if head_tail else cap
         message = message[:keep] + (message[keep - cap :] if head_tail else "")
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
@@ -341,8 +341,8 @@ def serialize(
     def cut(n: int) -> str:
         if not head_tail:
             return message[:n]
-        head = int(n * _HEAD_SHARE)
-        return message[:head].rstrip() + _ELISION + message[len(message) - (n - head) :].lstrip()
+        head = int(n * HEAD_SHARE)
+        return message[:head].rstrip() + ELISION + message[len(message) - (n - head) :].lstrip()
 
     lo, hi = 0, len(message)
     while lo < hi:

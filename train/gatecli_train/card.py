@@ -20,6 +20,7 @@ from typing import Any
 
 from gatecli import artifact
 from gatecli.evaluation.report import card_tables
+from gatecli.template import ELISION, HEAD_SHARE
 from gatecli_train import card_release
 
 COMPARE_SUITES = ("test", "seeds", "xstest", "when2call", "home_assistant", "xsid")
@@ -107,8 +108,9 @@ def long_message_text(tpl: dict[str, Any]) -> str:
     """
     if tpl.get("long_message") == "head_tail":
         return (
-            "A message over the budget keeps its beginning (30%) and its end, joined by "
-            "` ... ` (`long_message: head_tail`), so a request after pasted text is read."
+            f"A message over the budget keeps its beginning ({HEAD_SHARE:.0%}) and its end, "
+            f"joined by `{ELISION}` (`long_message: head_tail`), so a request after pasted "
+            "text is read."
         )
     return "A message over the budget is cut from its end."
 
