@@ -47,6 +47,7 @@ def test_extends_merges_tables_and_refuses_loops(tmp_path: Path) -> None:
         ('[train]\nepochs = "two"\n', r"\[train\] epochs must be float"),
         ("[model]\nkeep_layer = [1]\n", r"unknown keys in \[model\]"),
         ("[modle]\n", "unknown sections"),
+        ('[data.repeat]\n"authored:whyforms" = -1\n', r"\[data\] repeat must be source = fac"),
     ],
 )
 def test_bad_values_fail_at_load(tmp_path: Path, text: str, message: str) -> None:
@@ -77,3 +78,25 @@ def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path:
         export.write_model_folder(tmp_path / "m", model, tok, strict, max_length=64,
                                   parity_texts=TEXTS[:8])  # fmt: skip
     assert "decision:" in str(err.value) and "missing_slots:" in str(err.value)
+
+
+def test_repeat_multiplies_named_sources_after_the_cap() -> None:
+    """``[data] repeat``: whole factors copy every row, the fraction samples by seed, a
+    named source with no record is a typo and fails, and the rest is left as it was."""
+    from gatecli_train.examples import sample_train
+
+    def rows(source: str, n: int, decision: str) -> list[dict]:
+        return [{"source": source, "lang": "en", "text": f"{source} {i}",
+                 "labels": {"decision": decision}} for i in range(n)]  # fmt: skip
+
+    records = rows("authored:whyforms", 10, "execute") + rows("hwu64", 50, "execute")
+    plain = sample_train(records, 20, 0.0, seed=1)
+    more = sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyforms": 2.5})
+    count = lambda out, s: sum(r["source"] == s for r in out)  # noqa: E731
+    assert (count(plain, "authored:whyforms"), count(plain, "hwu64")) == (10, 20)
+    assert (count(more, "authored:whyforms"), count(more, "hwu64")) == (25, 20)
+    texts = [r["text"] for r in more if r["source"] == "authored:whyforms"]
+    assert all(2 <= texts.count(t) <= 3 for t in set(texts)) and len(set(texts)) == 10
+    assert sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyforms": 2.5}) == more
+    with pytest.raises(ValueError, match="no training record"):
+        sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyform": 2.0})

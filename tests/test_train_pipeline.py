@@ -154,7 +154,22 @@ def test_distill_student_from_teacher_run(tmp_path: Path) -> None:
     summary = json.loads(res.stdout)
     assert summary["base"]["layers"] == 1 and summary["base"]["teacher_layers"] == 2
     assert "teacher: scored the training set" in res.stderr
-    assert len(list(teacher_run.glob("teacher-logits-*.npz"))) == 1
+    cache = list(teacher_run.glob("teacher-logits-*.npz"))
+    assert len(cache) == 1
+    # --score-teacher samples and tokenises as the student's run did: same key, so it finds
+    # that run's cache; scored again once the cache is gone, it writes the same file
+    score = [*base, "--set", f'distill.teacher="{teacher_run}"', "--score-teacher"]
+    for cached in (True, False):
+        res = subprocess.run(score, capture_output=True, text=True, cwd=REPO, timeout=900)
+        assert res.returncode == 0, res.stderr[-2000:]
+        got = json.loads(res.stdout)
+        assert (got["cached_before"], got["cache"]) == (cached, str(cache[0]))
+        assert list(teacher_run.glob("teacher-logits-*.npz")) == cache
+        if cached:
+            cache[0].unlink()
+    res = subprocess.run([*base, "--score-teacher"], capture_output=True, text=True,
+                         cwd=REPO, timeout=900)  # fmt: skip
+    assert res.returncode == 2 and "no teacher to score with" in res.stderr
     # the student distilled further (model.init_from with a teacher): its own weights and
     # tokenizer; same training set, so the teacher's logits come from the cache
     more = [*base, "--set", f'distill.teacher="{teacher_run}"']

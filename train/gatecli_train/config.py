@@ -50,6 +50,9 @@ class DataConfig:
     cap_per_source_decision: int = 3000
     # Rows of one decision are repeated until each reaches this share of the largest.
     min_decision_share: float = 0.25
+    # Source -> repeat factor after the cap (examples.sample_train): 2.5 keeps every row of
+    # that source twice and half of them a third time; below 1 it keeps a sample.
+    repeat: dict[str, float] = field(default_factory=dict)
     max_train_records: int = 0
     max_dev_records: int = 0
 
@@ -57,6 +60,8 @@ class DataConfig:
         _check(self, lambda: {
             "cap_per_source_decision": (self.cap_per_source_decision >= 0, ">= 0"),
             "min_decision_share": (0 <= self.min_decision_share <= 1, "in [0, 1]"),
+            "repeat": (all(isinstance(f, (int, float)) and not isinstance(f, bool) and f >= 0
+                           for f in self.repeat.values()), "source = factor >= 0"),
             "max_train_records": (self.max_train_records >= 0, ">= 0"),
             "max_dev_records": (self.max_dev_records >= 0, ">= 0"),
         })  # fmt: skip

@@ -239,7 +239,7 @@ def parity_check(
         problems.append(f"decision: int8 agreement with {reference} {decision:.4f} < "
                         f"{cfg.min_int8_agreement} on {total} texts ({rep.fp32_ties} fp32 ties "
                         f"within {TIE_MARGIN} logit; on the others "
-                        f"{rep.int8_agreement_untied})")  # fmt: skip
+                        f"{rep.int8_agreement_untied or 0.0:.4f})")  # fmt: skip
     if problems:
         raise ParityError("parity check failed: " + "; ".join(dict.fromkeys(problems)))
     worst = max((r.fp32_max_abs_diff for r in report.values()), default=0.0)

@@ -92,7 +92,7 @@ def load_splits(data: DataConfig, seed: int) -> Splits:
     for extra in data.extra_files:
         train_rows.extend(read_jsonl(extra))
     train_rows = examples.sample_train(
-        train_rows, data.cap_per_source_decision, data.min_decision_share, seed
+        train_rows, data.cap_per_source_decision, data.min_decision_share, seed, data.repeat
     )
     if data.max_train_records:
         train_rows = train_rows[: data.max_train_records]
@@ -278,6 +278,39 @@ def calibrate_and_score(
         "test": quick_metrics(heads, test_logits, test_t, test_k),
     }
     return cal, metrics
+
+
+def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
+    """Score the training set with ``[distill] teacher`` into the teacher's logit cache and
+    stop, training nothing.
+
+    Why a step of its own: scoring 61k rows with the 12-layer teacher is the one part of a
+    distillation that needs the big model (12-15 minutes of a 2-core machine, seconds on a
+    GPU). Run apart, it can finish in the session that trained the teacher, or on a
+    borrowed accelerator, and the student's run (``gatecli train`` on the same recipe) then
+    reads the cache (teacher_cache) instead of rescoring. The rows are sampled and
+    tokenised exactly as that run will, so the cache key matches.
+    """
+    if not recipe.distill.teacher:
+        raise ValueError("[distill] teacher is empty: there is no teacher to score with")
+    t0 = time.perf_counter()
+    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    heads = head_defs_from_catalog(catalog)
+    template = template_from_catalog(catalog)
+    teacher_dir = Path(recipe.distill.teacher)
+    teacher, tok = load_run_model(teacher_dir, heads)
+    rows = load_splits(recipe.data, recipe.train.seed).train
+    ex_train = examples.build_examples(rows, heads, tok, template, recipe.model.max_length)
+    torch.set_num_threads(recipe.train.threads)
+    _, hit = teacher_cache.cached_logits(
+        teacher_dir, ex_train, heads, lambda: trainer.predict_logits(teacher, ex_train)
+    )
+    log("teacher: logits were already cached" if hit else "teacher: scored the training set")
+    return {
+        "teacher": str(teacher_dir), "rows": len(ex_train), "cached_before": hit,
+        "cache": str(teacher_cache.cache_path(teacher_dir, ex_train, heads)),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }  # fmt: skip
 
 
 def save_run(run_dir: Path, start: Start) -> None:

@@ -42,6 +42,11 @@ def cache_key(teacher_dir: Path, examples: Sequence[Example], heads: Sequence[He
     return h.hexdigest()[:20]
 
 
+def cache_path(teacher_dir: Path, examples: Sequence[Example], heads: Sequence[HeadDef]) -> Path:
+    """Where the logits of ``examples`` live beside the teacher (named by :func:`cache_key`)."""
+    return teacher_dir / f"teacher-logits-{cache_key(teacher_dir, examples, heads)}.npz"
+
+
 def cached_logits(
     teacher_dir: Path,
     examples: Sequence[Example],
@@ -55,7 +60,7 @@ def cached_logits(
     rewritten; a cache that cannot be written (read-only or full disk) costs the next run
     a rescoring, never this run's logits.
     """
-    path = teacher_dir / f"teacher-logits-{cache_key(teacher_dir, examples, heads)}.npz"
+    path = cache_path(teacher_dir, examples, heads)
     got = _read(path, heads)
     if got is not None and all(got[h.name].shape == (len(examples), len(h.labels)) for h in heads):
         return got, True

@@ -24,6 +24,7 @@ Examples:
 \b
   gatecli train --config train/gatecli_train/configs/smoke.toml --out /tmp/smoke
   gatecli train -c train/gatecli_train/configs/gate-small.toml --set train.epochs=1
+  gatecli train -c <distilled recipe> --score-teacher   # the teacher's logits only
 """
 
 
@@ -46,17 +47,32 @@ def train_cli(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")
     ] = True,
+    score_teacher: Annotated[
+        bool,
+        typer.Option(
+            "--score-teacher",
+            help="Only score the training set with the recipe's [distill] teacher into the "
+            "teacher's logit cache, which the student's run then reads; trains nothing.",
+        ),
+    ] = False,
 ) -> None:
     try:
         from gatecli_train.config import load_recipe
         from gatecli_train.export import ParityError
-        from gatecli_train.pipeline import run
+        from gatecli_train.pipeline import run, score_teacher_logits
     except ImportError as exc:
         fail(f"gatecli train needs the training extra ({exc})", hint=install_hint("train"))
     try:
         recipe = load_recipe(config, set_ or [])
     except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError is a ValueError
         fail(f"{config}: {exc}")
+    if score_teacher:
+        try:
+            summary = score_teacher_logits(recipe, log=lambda m: typer.echo(m, err=True))
+        except (FileNotFoundError, ValueError) as exc:
+            fail(str(exc))
+        typer.echo(json.dumps(summary, indent=2))
+        return
     try:
         summary = run(
             recipe,
