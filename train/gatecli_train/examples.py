@@ -43,7 +43,7 @@ def sample_train(
     none of their shapes in a 0.6-epoch continuation (gate-small-tools-1.2.23). A factor of
     2.5 keeps every row twice and half of them, drawn by seed, a third time."""
     rng = random.Random(seed)
-    repeat = dict(repeat or {})
+    repeat = repeat or {}
     cells: dict[tuple[str, str, str], list[dict]] = defaultdict(list)
     for r in records:
         key = (r.get("source", "?"), r.get("lang", "?"), str(r["labels"].get("decision")))

@@ -220,6 +220,19 @@ def start_model(
     return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)
 
 
+def _teacher_logits(
+    recipe: Recipe, teacher: GateModel, ex_train: list[examples.Example], heads: list[HeadDef]
+) -> tuple[dict[str, Any], bool]:
+    """The ``[distill]`` teacher's logits on ``ex_train``: from its cache, else scored and
+    cached (teacher_cache). One place for the student's run and ``--score-teacher``, so both
+    key the cache alike."""
+    torch.set_num_threads(recipe.train.threads)
+    return teacher_cache.cached_logits(
+        Path(recipe.distill.teacher), ex_train, heads,
+        lambda: trainer.predict_logits(teacher, ex_train),
+    )  # fmt: skip
+
+
 def fit(
     recipe: Recipe,
     start: Start,
@@ -236,12 +249,7 @@ def fit(
         return trainer.finished_result(run_dir)
     teacher_logits = None
     if start.teacher is not None:
-        torch.set_num_threads(recipe.train.threads)
-        teacher = start.teacher
-        teacher_logits, hit = teacher_cache.cached_logits(
-            Path(recipe.distill.teacher), ex_train, heads,
-            lambda: trainer.predict_logits(teacher, ex_train),
-        )  # fmt: skip
+        teacher_logits, hit = _teacher_logits(recipe, start.teacher, ex_train, heads)
         log("teacher: logits from its cache" if hit else "teacher: scored the training set")
         start.teacher = None  # its memory is the student's now
 
@@ -301,10 +309,7 @@ def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
     teacher, tok = load_run_model(teacher_dir, heads)
     rows = load_splits(recipe.data, recipe.train.seed).train
     ex_train = examples.build_examples(rows, heads, tok, template, recipe.model.max_length)
-    torch.set_num_threads(recipe.train.threads)
-    _, hit = teacher_cache.cached_logits(
-        teacher_dir, ex_train, heads, lambda: trainer.predict_logits(teacher, ex_train)
-    )
+    _, hit = _teacher_logits(recipe, teacher, ex_train, heads)
     log("teacher: logits were already cached" if hit else "teacher: scored the training set")
     return {
         "teacher": str(teacher_dir), "rows": len(ex_train), "cached_before": hit,
