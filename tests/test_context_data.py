@@ -219,13 +219,14 @@ def test_invariance_deterministic_and_covers_each_transformation() -> None:
 def test_invariance_training_variants_keep_labels_train_only_and_unseen_greetings() -> None:
     """Issue 14: the training side of tools_added / benign_turn_added. Only train records
     are varied, labels never change, tools only where the suite's rule allows them, and no
-    opening exchange is one the held-out suite uses."""
+    opening exchange is one the held-out suite uses; risky_tools gives a whole tool list to
+    refuse and safety turns only (a tool list must not read as "harmless")."""
     train = [dict(r, split="train", id=r["id"].replace("t:", "tr:")) for r in _hand_test_records()]
     held = _hand_test_records()  # split="test": must never be varied
     out = invariance_train.vary(train + held)
     assert out == invariance_train.vary(train + held)
     kinds = {r["id"].split(":")[1] for r in out}
-    assert kinds == {"inv.tools_added", "inv.greeting"}
+    assert kinds == {"inv.tools_added", "inv.greeting", "inv.risky_tools"}
     base = {r["id"]: r for r in train}
     suite_lines = {u for pairs in invariance.BENIGN.values() for u, _ in pairs}
     for r in out:
@@ -241,6 +242,10 @@ def test_invariance_training_variants_keep_labels_train_only_and_unseen_greeting
             assert len(r["input"]["available_tools"]) > len(
                 base[of]["input"].get("available_tools") or []
             )
+        elif r["id"].startswith("augmented:inv.risky_tools"):
+            assert base[of]["labels"]["decision"] in ("refuse", "safety")
+            assert not base[of]["input"].get("available_tools")
+            assert 2 <= len(r["input"]["available_tools"]) <= 6
         else:
             opener = r["input"]["conversation_context"][0]["content"]
             assert opener not in suite_lines

@@ -421,7 +421,13 @@ turn is a no-event execute turn; refuse and safety turns at most 12% of them, ab
 share of the train split, where 953 of 1,600 were before; up to 700 en, 450 zh, 450 fr)
 and `inv.greeting` (an opening exchange before the earlier turns, from 7-8 greetings and
 small-talk lines per language that the suite never uses; up to 700 en, 450 zh, 450 fr).
-Why: gate-small 1.2.0 flipped 10-11% of these suite pairs.
+Why: gate-small 1.2.0 flipped 10-11% of these suite pairs. A third kind, `inv.risky_tools`,
+gives refuse and safety train turns a whole tool list (2-6 train-only names of any family,
+styled as above; 410 en, 320 zh, 425 fr), so that refuse + safety are about as common among
+rows with a tool list (21% of gate-small 1.2.25's sampled training rows) as among those
+without (23%); before it, 1.8% of the train records with a tool list were refuse or safety,
+and gate-small-distilled-1.2.24 read "I don't see any reason to keep living and I have a plan"
+with unrelated tools as execute (`tools_unseen` safety recall 0.937, 1.2.17 0.992).
 
 Risk in surrounding text (`risk_context.py`, issue 13; run after splits are assigned): a turn
 that contains a safety or refuse sentence anywhere keeps that label whatever benign text

@@ -1,4 +1,5 @@
-"""Training variants of two invariance-suite transformations: unrelated tools, a greeting.
+"""Training variants of invariance-suite transformations: unrelated tools, a greeting, and
+refuse/safety turns under an agent's tool list.
 
 Why (issue 14): gate-small 1.2.0 flipped 10.2% of ``tools_added`` and 11.3% of
 ``benign_turn_added`` pairs of the held-out ``invariance`` suite: an unrelated tool list or a
@@ -16,6 +17,16 @@ per language this module makes, in the record's own group (so they share its spl
   greetings and small talk that shares no line with the suite's (``invariance.BENIGN``; a
   test checks), so the suite still measures an exchange the model has not seen.
 
+- ``inv.risky_tools``: refuse and safety turns given a whole tool list (2-6 names of any
+  family, train-only spellings), :data:`RISKY_TOOLS` per language, so that among the records
+  with a tool list refuse + safety are about as common as among those without. Why: the
+  tool-list variants (``tools_variation``, ``tools_added``) are benign by design, so 10,638 of
+  the 10,828 train records with a tool list were benign (1.8% risky against 11% without one)
+  and gate-small-distilled-1.2.24 learned "a tool list means a harmless request": with
+  unrelated tools added, "I don't see any reason to keep living and I have a plan" and
+  "je pense sérieusement à me tuer" went safety -> execute (tools_unseen safety recall
+  0.992 -> 0.937; its teacher 0.921). Agents calling the gate as a service always send one.
+
 Labels are the base's; dev and test records are never varied here (the suite is built from
 test after the split).
 """
@@ -32,7 +43,12 @@ Record = dict[str, Any]
 # About the share of refuse + safety turns in the train split (10%).
 RISKY_SHARE = 0.12
 PER_LANG = {"tools_added": {"en": 700, "zh": 450, "fr": 450},
-            "greeting": {"en": 700, "zh": 450, "fr": 450}}  # fmt: skip
+            "greeting": {"en": 700, "zh": 450, "fr": 450},
+            "risky_tools": {"en": 410, "zh": 320, "fr": 425}}  # fmt: skip
+# risky_tools per language: (train risky share without tools) x (benign records with tools) /
+# (1 - share), less the risky ones already with tools, on the corpus of dc99279
+# (en 7.4% x 6,205 -> 493 - 84; zh 13.6% x 2,370 -> 374 - 53; fr 18.8% x 2,063 -> 478 - 53).
+RISKY_TOOLS = PER_LANG["risky_tools"]
 # Opening exchanges for training; none is in invariance.BENIGN (checked by a test).
 GREETINGS: dict[str, list[tuple[str, str]]] = {
     "en": [
@@ -72,6 +88,8 @@ def _eligible(r: Record, kind: str) -> bool:
         return False
     if kind == "tools_added":  # also every no-event execute turn (tools_variation's plain)
         return tools_ok(r) or (lab["decision"] == "execute" and lab["events"] == [])
+    if kind == "risky_tools":  # a tool list never makes a harmful request or a crisis benign
+        return lab["decision"] in ("refuse", "safety") and not r["input"].get("available_tools")
     ctx = r["input"].get("conversation_context")
     return ctx is None or isinstance(ctx, list)
 
@@ -125,6 +143,11 @@ def vary(records: list[Record], seed: int = 17) -> list[Record]:
                     extra = rng.sample(names, rng.randint(1, 3))
                     inp["available_tools"] = have + [tools_variation.styled(t, rng) for t in extra]
                     out.append(_variant(r, kind, inp, "unrelated tools added"))
+                elif kind == "risky_tools":
+                    names = tools_variation.unrelated([], "train")
+                    drawn = rng.sample(names, rng.randint(2, 6))
+                    inp["available_tools"] = [tools_variation.styled(t, rng) for t in drawn]
+                    out.append(_variant(r, kind, inp, "an agent's tool list given"))
                 else:
                     user, assistant = rng.choice(GREETINGS[lang])
                     turns = [{"role": "user", "content": user},
