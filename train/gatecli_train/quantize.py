@@ -151,9 +151,14 @@ def quantize_blockwise(
     """Embeddings as above, then 8-bit ``MatMulNBits`` for every constant-weight MatMul
     whose name matches no ``keep_fp32`` pattern; ``symmetric=False`` stores a zero point per
     block. Returns the notes for the export report."""
+    import logging
+
     import onnx
     from onnxruntime.quantization import matmul_nbits_quantizer as nbits
 
+    # The module logs two INFO lines per graph node (about 800 lines of a release log that
+    # hid the parity report); its warnings still show.
+    logging.getLogger(nbits.__name__).setLevel(logging.WARNING)
     model = onnx.load(str(src))
     notes = quantize_embeddings(model)
     excluded = _matching_matmuls(model.graph, keep_fp32)
