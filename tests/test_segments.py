@@ -152,12 +152,14 @@ def test_shipped_model_reads_a_request_after_a_long_pasted_text() -> None:
     assert split_segments(GARDEN + risky)[-1] == risky
     rec = gate.classify({"user_message": GARDEN + risky})
     assert rec["decision"] in {"refuse", "safety"}
+    assert rec["guards"][-1]["skip_reason"] == "turn_already_risky"
     hidden = gate.classify({"user_message": GARDEN + risky + " " + GARDEN})
     assert hidden["decision"] in {"refuse", "safety"}
     guard = hidden["guards"][-1]
     assert guard["triggered"] and guard["payload"]["segment"] == MAX_SEGMENTS - 1
     benign = gate.classify({"user_message": GARDEN + "Can you summarise this in two lines?"})
     assert benign["decision"] == "execute"
+    assert benign["guards"][-1]["skip_reason"] == "no_risky_segment"
 
 
 def test_shipped_model_answers_a_benign_article_on_an_alarming_topic() -> None:

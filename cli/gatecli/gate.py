@@ -27,7 +27,13 @@ from gatecli.heads import HeadOutputs, postprocess
 from gatecli.langid import detect
 from gatecli.policy import apply_policy, load_policy
 from gatecli.records import validate_record
-from gatecli.segments import SegmentVerdict, apply_segments, segment_floors, split_segments
+from gatecli.segments import (
+    SegmentVerdict,
+    apply_segments,
+    risk_label,
+    segment_floors,
+    split_segments,
+)
 from gatecli.session import open_session
 from gatecli.template import serialize
 
@@ -221,13 +227,17 @@ class Gate:
         for k in ok:
             pred, verdict = preds[k], None
             lang = detect(records[idx[k]]["user_message"])
+            turn_risky = False
             if k in owner:
                 floors, seg_floors = self.risk_floors(lang)
+                turn_risky = risk_label(pred.decision_probs, floors) is not None
                 pred, verdict = apply_segments(
                     pred, [preds[s] for s in owner[k]], floors, seg_floors
                 )
             rec = out[idx[k]] = self._record(records[idx[k]], pred, lang)
-            rec["guards"].append(_segment_guard(verdict, k in owner, self.segment_guard))
+            rec["guards"].append(
+                _segment_guard(verdict, k in owner, self.segment_guard, turn_risky)
+            )
             spent = cost[k] + sum(cost[s] for s in owner.get(k, ()))
             rec["latency_ms"] = round((spent + per_turn_encode) * 1000.0, 3)
         return out  # type: ignore[return-value]
@@ -346,10 +356,23 @@ class Gate:
         return out
 
 
-def _segment_guard(verdict: SegmentVerdict | None, multi: bool, on: bool) -> dict[str, Any]:
-    """The segment rule as a guard entry: triggered, or skipped with the reason."""
+def _segment_guard(
+    verdict: SegmentVerdict | None, multi: bool, on: bool, turn_risky: bool = False
+) -> dict[str, Any]:
+    """The segment rule as a guard entry: triggered, or skipped with the reason.
+
+    ``turn_already_risky``: the whole turn is already refuse or safety at the policy's
+    floors, and no sentence outranks it; a reader must not take the skip for "no sentence
+    was risky" (the whole-turn pass reads the end of a long message too, so a request
+    appended to a pasted text is often caught there first)."""
     if verdict is None:
-        why = "disabled" if not on else "no_risky_segment" if multi else "single_sentence"
+        why = "no_risky_segment"
+        if not on:
+            why = "disabled"
+        elif not multi:
+            why = "single_sentence"
+        elif turn_risky:
+            why = "turn_already_risky"
         return {"guard_name": "segment_risk_guard", "triggered": False, "status": "skipped",
                 "skip_reason": why, "decision_reason": "", "payload": {}}  # fmt: skip
     return {

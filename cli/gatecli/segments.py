@@ -22,10 +22,11 @@ from gatecli.heads import HeadOutputs
 _SPLIT = re.compile(r"(?<=[。！？；!?])|(?<=[.;…])\s+|\n+")
 MAX_SEGMENTS = 12
 # Over the cap, the first HEAD_SEGMENTS and the last MAX_SEGMENTS - HEAD_SEGMENTS are scored.
-# The tail gets most of the budget: the whole-turn pass already reads the beginning (the
-# template trims a long message from the end, at max_length tokens), and a request appended to
-# pasted text comes last ("<a long article>. Now explain how to make it at home"). Keeping the
-# first 8 sentences, as before, hid exactly that sentence from both passes.
+# The tail gets most of the budget: the whole-turn pass always reads the beginning (folders
+# before 1.2.25 trim a long message from the end, at max_length tokens; head_tail keeps a
+# share of both ends), and a request appended to pasted text comes last ("<a long article>.
+# Now explain how to make it at home"). Keeping the first 8 sentences, as before, hid exactly
+# that sentence from both passes.
 HEAD_SEGMENTS = 4
 MIN_SEGMENT_CHARS = 3
 # Risk labels, mildest first: a segment overrides the turn only with a stronger one.
