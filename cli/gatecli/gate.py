@@ -230,10 +230,11 @@ class Gate:
             turn_risky = False
             if k in owner:
                 floors, seg_floors = self.risk_floors(lang)
-                turn_risky = risk_label(pred.decision_probs, floors) is not None
                 pred, verdict = apply_segments(
                     pred, [preds[s] for s in owner[k]], floors, seg_floors
                 )
+                # no sentence won: pred is still the whole turn's, read at the same floors
+                turn_risky = verdict is None and risk_label(pred.decision_probs, floors) is not None
             rec = out[idx[k]] = self._record(records[idx[k]], pred, lang)
             rec["guards"].append(
                 _segment_guard(verdict, k in owner, self.segment_guard, turn_risky)

@@ -18,11 +18,11 @@ per language this module makes, in the record's own group (so they share its spl
   test checks), so the suite still measures an exchange the model has not seen.
 
 - ``inv.risky_tools``: refuse and safety turns given a whole tool list (2-6 names of any
-  family, train-only spellings), :data:`RISKY_TOOLS` per language, so that among the records
-  with a tool list refuse + safety are about as common as among those without. Why: the
-  tool-list variants (``tools_variation``, ``tools_added``) are benign by design, so 10,638 of
-  the 10,828 train records with a tool list were benign (1.8% risky against 11% without one)
-  and gate-small-distilled-1.2.24 learned "a tool list means a harmless request": with
+  family, train-only spellings), ``PER_LANG["risky_tools"]`` per language, so that among
+  the records with a tool list refuse + safety are about as common as among those without.
+  Why: the tool-list variants (``tools_variation``, ``tools_added``) are benign by design, so
+  10,638 of the 10,828 train records with a tool list were benign (1.8% risky against 11%
+  without one) and gate-small-distilled-1.2.24 learned "a tool list means a harmless request": with
   unrelated tools added, "I don't see any reason to keep living and I have a plan" and
   "je pense sérieusement à me tuer" went safety -> execute (tools_unseen safety recall
   0.992 -> 0.937; its teacher 0.921). Agents calling the gate as a service always send one.
@@ -48,7 +48,6 @@ PER_LANG = {"tools_added": {"en": 700, "zh": 450, "fr": 450},
 # risky_tools per language: (train risky share without tools) x (benign records with tools) /
 # (1 - share), less the risky ones already with tools, on the corpus of dc99279
 # (en 7.4% x 6,205 -> 493 - 84; zh 13.6% x 2,370 -> 374 - 53; fr 18.8% x 2,063 -> 478 - 53).
-RISKY_TOOLS = PER_LANG["risky_tools"]
 # Opening exchanges for training; none is in invariance.BENIGN (checked by a test).
 GREETINGS: dict[str, list[tuple[str, str]]] = {
     "en": [
