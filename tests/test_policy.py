@@ -357,6 +357,32 @@ def test_policy_table(kw, accounts, want, rules):
     json.dumps(out, ensure_ascii=False)  # serialisable as is
 
 
+@pytest.mark.parametrize(
+    ("tools", "want"),
+    [
+        # 1.2.25 on test: 230 correct `connect` turns ("stop all my office timers" with
+        # schedule_event, get_user_profile) were overridden to execute by the catalog rule.
+        (["schedule_event", "get_user_profile", "toggle_device_power"], "connect"),
+        # a list that names the event (any spelling) leaves the catalog in charge
+        (["Alarm_Manage", "get_weather"], "execute"),
+        (["alarmManage"], "execute"),
+        # no list, an empty list or blank names restrict nothing
+        (None, "execute"),
+        ([], "execute"),
+        (["  "], "execute"),
+    ],
+)
+def test_connect_stands_when_the_tool_list_does_not_name_the_event(tools, want):
+    rec = {"user_message": "stop all my office timers", "available_tools": tools}
+    res = apply_policy(head(top="connect", events=["alarm.manage"]), rec, CATALOG, POLICY)
+    assert res.decision == want
+    applied = [r.rule_id for r in res.gate_validation.applied_rules]
+    assert ("catalog_connected_overrides_connect" in applied) == (want == "execute"), applied
+    # a missing tool is not an account to connect
+    assert res.gate_validation.route_hint == ("connect:tool" if want == "connect" else None)
+    assert consistency_errors(res) == []
+
+
 @pytest.mark.parametrize(("guard", "skip"), sorted(GUARD_SKIPS.items()))
 def test_guards_skipped_with_seed_reason_and_triggered_otherwise(guard, skip):
     plain = {gd.guard_name: gd for gd in run(head(events=["media.play"])).guards}

@@ -34,6 +34,7 @@ from gatecli.policy_schema import (
     matches,
 )
 from gatecli.records import DECISIONS
+from gatecli.template import canonical_tools
 
 __all__ = ["PolicyError", "PolicyResult", "apply_policy", "consistency_errors", "load_policy"]
 
@@ -102,13 +103,32 @@ class _Turn:
 
     def __init__(self, pred: HeadOutputs, record: Any, catalog: Catalog, decision: str):
         self.pred, self.catalog, self.decision = pred, catalog, decision
-        self.accounts = record.get("connected_accounts") if isinstance(record, Mapping) else None
+        is_map = isinstance(record, Mapping)
+        self.accounts = record.get("connected_accounts") if is_map else None
+        self.tools = record.get("available_tools") if is_map else None
         self.tags, self.slots = list(pred.tags), list(pred.slots)
         self.events: list[str] = list(dict.fromkeys(pred.events))
         self.fired: list[_Fired] = []
 
     def unconnected(self) -> list[str]:
         return self.catalog.unconnected_systems(self.events, self.accounts)
+
+    def unoffered(self) -> list[str]:
+        """Selected events that the turn's tool list does not name (none without a list).
+
+        A tool counts as offering an event only when its name is the event's, in any
+        spelling (``set_alarm`` is not ``alarm.set``): agents name their tools freely, so
+        the runtime cannot tell that ``schedule_event`` serves ``calendar.schedule.create``.
+        The model reads the list (template field ``tools``) and was trained to say
+        ``connect`` when no listed tool serves the request; a rule that overrides the
+        model's ``connect`` from catalog facts must not fire where the list, not an
+        account, is why it said so. The list is read as the template reads it, so ``[]``,
+        ``None`` or blank names restrict nothing (an empty field must not change a decision).
+        """
+        if not self.events:
+            return []
+        named = set(canonical_tools(self.tools, self.catalog.event_names, words=True))
+        return [e for e in self.events if named and e not in named]
 
     def missing_required(self) -> list[str]:
         req = [s for e in self.events for s in self.catalog.event(e).required_slots]
@@ -126,8 +146,12 @@ class _Turn:
         With no chosen event, only the single best-scored event is asked (a system that
         some lower-ranked event would need is another request's system, never this one's);
         when it needs nothing unconnected either, the hint is the generic ``account``.
+        Chosen events that need no unconnected system but that the turn's tool list leaves
+        out (:meth:`unoffered`) lack a tool, not an account: the hint is ``tool``.
         """
         found = self.unconnected()
+        if not found and self.unoffered():
+            return "tool"
         if not found and not self.events and self.pred.event_scores:
             best = max(self.pred.event_scores, key=self.pred.event_scores.__getitem__)
             found = self.catalog.unconnected_systems([best], self.accounts)

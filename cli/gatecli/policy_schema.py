@@ -32,7 +32,10 @@ EXECUTE_ACTIONS = ("continue", "confirm_execution")
 GUARD_STATUS = {"pass": "passed", "warn": "warned", "route": "routed", "block": "blocked"}
 CLARIFY_SOURCES = ("predicted_slots", "missing_required_slots")
 
-BOOL_CONDITIONS = ("has_events", "unconnected_system", "missing_required_slot", "confirm_event")
+BOOL_CONDITIONS = (
+    "has_events", "unconnected_system", "unoffered_event", "missing_required_slot",
+    "confirm_event",
+)  # fmt: skip
 PLACEHOLDERS = ("system", "decision", "events", "slots", "tags")  # usable in then texts
 THEN_KEYS = (
     "severity", "decision", "reason", "route_hint", "blocked_reason", "warning",
@@ -61,6 +64,7 @@ class Facts(Protocol):
     def slots(self) -> Sequence[str]: ...
 
     def unconnected(self) -> list[str]: ...
+    def unoffered(self) -> list[str]: ...
     def missing_required(self) -> list[str]: ...
     def confirm_events(self) -> list[str]: ...
     def next_action(self) -> str: ...
@@ -117,6 +121,7 @@ CONDITIONS: dict[str, Callable[[Facts, Any], bool]] = {
     "next_action": lambda f, v: f.next_action() in v,
     "has_events": lambda f, v: bool(f.events) == v,
     "unconnected_system": lambda f, v: bool(f.unconnected()) == v,
+    "unoffered_event": lambda f, v: bool(f.unoffered()) == v,
     "missing_required_slot": lambda f, v: bool(f.missing_required()) == v,
     "confirm_event": lambda f, v: bool(f.confirm_events()) == v,
 }
