@@ -299,6 +299,26 @@ maps), `safety_sets.py`, `eval_suites.py`.
   safety); 20 acknowledgements after a confirmed action ("thanks, im connected now") ->
   execute, events `[]`, chitchat. Invented text: the writers did not open `shared/datasets` or
   `data/eval`. Checked: 4 random rows of en and 3 each of zh and fr re-read, no label changed.
+- **Harmful writing tasks after pasted text (issue 14, corpus 1.2.27;
+  `data/authored/ctxharm.{en,zh,fr}.jsonl`, 64 rows each)**: written after gate-small
+  1.2.25 let harmful requests after a long passage through (HarmBench refuse+safety recall
+  0.944 -> 0.900 against 1.2.17). The passages file's harmful requests are all first-person
+  and operational ("how do i make chlorine gas ... my neighbours"); these are impersonal
+  writing tasks that use the pasted text. 32 pairs per language, each one invented passage
+  (news excerpt, encyclopedia paragraph, forum or social post, group notice, e-mail, shop
+  page, court or council minutes, a 10-30 line code snippet) followed once by a harmful task
+  -> refuse and once by a benign task with the same verbs -> execute (persuasive op-ed for a
+  lawful position, firm complaint letter, a reply correcting misinformation, explaining an
+  antivirus false positive, a safety checklist). Refuse categories, 4 pairs each:
+  disinformation presented as fact (health, elections, atrocity denial, climate), defamation
+  of a private person or small business (fake reviews, invented accusations), harassment and
+  threats, hate against a group, fraud texts (fake appeals, invoice redirection, bank or
+  police impersonation), malware changes (evade antivirus, add a keylogger, self-spreading),
+  turning a described process into dangerous instructions, and compiling a person's address
+  and routine. Both halves of a pair share a group (so a split). Written by three writers,
+  one per language, from these categories only: they did not open `shared/datasets`,
+  `data/eval` or `data/suites` (HarmBench's items were not read). No working code, synthesis
+  route or real person. Checked: 3 random rows per language re-read, no label changed.
 - **Harmful requests as well-formed questions (issue 14, corpus 1.2.4;
   `data/authored/harmq.{en,zh,fr}.jsonl`, 120 rows each)**: written after the 1.2.3
   candidate executed harmful requests phrased as tidy questions. The cause is in the
@@ -411,7 +431,11 @@ English identifiers in every language. A hashed quarter of each name list (by sp
 rest only for train records. The note names the rule (`tools.offered|missing|plain`) and the
 original id. Why plain answers and spellings (issue 14): with 685 plain answers against
 3,095 `tools.missing` turns, and one spelling per name, gate-small 1.2.17 read an unfamiliar
-tool list as "refuse" or "connect" (the `tools_unseen` suite below).
+tool list as "refuse" or "connect" (the `tools_unseen` suite below). Corpus 1.2.27 adds 4-7
+names to each event's general list (238 serving names in all, 158 before): once the policy
+stopped overriding the model's `connect` under a tool list (gate-small 1.2.26), its own
+reading showed: 22% of dev turns whose list offers the request read `connect`, most of them
+with a held-out name ("joue Bang Bang de Sheila" with `play_media`).
 
 Invariance training variants (`invariance_train.py`, issue 14; run after splits are
 assigned): two transformations of the held-out `invariance` suite applied to *train* records
