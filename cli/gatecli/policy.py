@@ -128,7 +128,9 @@ class _Turn:
         if not self.events:
             return []
         named = set(canonical_tools(self.tools, self.catalog.event_names, words=True))
-        return [e for e in self.events if named and e not in named]
+        if not named:  # no list: nothing is left out
+            return []
+        return [e for e in self.events if e not in named]
 
     def missing_required(self) -> list[str]:
         req = [s for e in self.events for s in self.catalog.event(e).required_slots]
