@@ -422,3 +422,30 @@ def test_committed_tools_unseen_suite_resolves_and_holds_out_names() -> None:
     assert len(recs) >= 600 and added
     assert not any(base_key(t).endswith(k) for t in added for k in known)
     assert {r["lang"] for r in recs} == {"en", "zh", "fr"}
+
+
+def test_committed_tools_catalog_suite_pairs_closed_lists_with_their_labels() -> None:
+    """`--suite tools_catalog` reads the committed file: every turn's tool list is made of
+    catalog events only, the `offered` one names the base's events and keeps its labels, the
+    `lacking` one names no event of their families and is `connect` (rule tools.missing)."""
+    from gatecli_train.corpus.tool_names import FAMILY
+
+    path = resolve_suites(["tools_catalog"], REPO / "data")[0]["tools_catalog"]
+    with gzip.open(path, "rt") as fh:
+        recs = [json.loads(line) for line in fh]
+    names = set(Catalog.default().event_names)
+    pairs: dict[str, dict[str, dict]] = {}
+    for r in recs:
+        _, pair, kind = r["id"].split(":")
+        pairs.setdefault(pair, {})[kind] = r
+        assert set(r["input"]["available_tools"]) <= names and r["split"] == "eval_only"
+    assert len(pairs) >= 300 and all(set(p) == {"offered", "lacking"} for p in pairs.values())
+    for p in pairs.values():
+        offered, lacking = p["offered"], p["lacking"]
+        events = offered["labels"]["events"]
+        assert events and set(events) <= set(offered["input"]["available_tools"])
+        assert offered["labels"]["decision"] == "execute"
+        assert lacking["labels"] == {**offered["labels"], "decision": "connect"}
+        families = {FAMILY[e] for e in events}
+        assert not {FAMILY[t] for t in lacking["input"]["available_tools"]} & families
+    assert {r["lang"] for r in recs} == {"en", "zh", "fr"}

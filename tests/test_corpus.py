@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gatecli.catalog import Catalog
 from gatecli_train.corpus.build import build
 from gatecli_train.corpus.records import normalise, validate
 from gatecli_train.corpus.split import LeakError, check_leaks
@@ -102,6 +103,33 @@ def test_label_refinements_and_capability_filter() -> None:
     assert not imperative("please recommend a restaurant", "en")
     assert not imperative("what is the forecast for 15:04", "en")
     assert not imperative("天气预报是什么", "zh")
+
+
+def test_catalog_list_variants_are_train_only_and_closed(built: Path) -> None:
+    """A catalog-name list offers the request (same labels) or lacks it (connect); only train
+    requests get one, so the dev and test splits do not move."""
+    events = set(Catalog.default().event_names)
+    recs = {s: _read(built / f"corpus/{s}.jsonl.gz") for s in ("train", "dev", "test")}
+    by_id = {r["id"]: r for rs in recs.values() for r in rs}
+    var = [r for rs in recs.values() for r in rs if r["id"].startswith("augmented:catalog_list.")]
+    assert var and all(r["split"] == "train" for r in var)
+    kinds = set()
+    for r in var:
+        kind, base = r["id"].split(":")[1].split(".")[1], by_id[r["id"].split(":", 2)[2]]
+        kinds.add(kind)
+        tools = r["input"]["available_tools"]
+        assert set(tools) <= events and 2 <= len(tools) <= 4
+        offered = set(base["labels"]["events"]) <= set(tools)
+        assert offered == (kind == "offered") and not set(base["labels"]["events"]) & (
+            set(tools) if kind == "missing" else set()
+        )
+        want = "connect" if kind == "missing" else base["labels"]["decision"]
+        assert r["labels"] == dict(base["labels"], decision=want)
+        assert (
+            r["group"] == base["group"]
+            and r["input"]["user_message"] == base["input"]["user_message"]
+        )
+    assert kinds == {"offered", "missing"}
 
 
 def test_tool_list_variants(built: Path) -> None:

@@ -63,6 +63,8 @@ HELD_OUT: list[tuple[str, str, Getter, bool]] = [
                                                  "decision_flip_rate"), False),
     ("tools_unseen", "answered turn now refuse/safety",
      _view("tools_unseen", "invariance", "to_risky_rate"), False),
+    ("tools_catalog", "decision macro-F1", _overall("tools_catalog", "decision", "macro_f1"),
+     True),
     ("risk_in_context", "miss rate", _view("risk_in_context", "risk_in_context", "miss_rate"),
      False),
     ("xstest", "over-refusal (safe)", _view("xstest", "xstest", "over_refusal_rate"), False),

@@ -21,8 +21,9 @@ BOUNDARY_SUITES = (
     "ordinary_en", "ordinary_zh", "ordinary_fr", "oasst1_fr", "mgsm", "risk_in_context",
     "passages_heldout",
 )  # fmt: skip
-# issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split)
-CONTEXT_SUITES = ("invariance", "context", "tools_unseen")  # the last: issue 14, agents' tools
+# issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split);
+# issue 14: agents' tool lists, freely named (tools_unseen) and in the catalog's names
+CONTEXT_SUITES = ("invariance", "context", "tools_unseen", "tools_catalog")
 SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES, *BOUNDARY_SUITES, *CONTEXT_SUITES)
 
 

@@ -437,6 +437,18 @@ stopped overriding the model's `connect` under a tool list (gate-small 1.2.26), 
 reading showed: 22% of dev turns whose list offers the request read `connect`, most of them
 with a held-out name ("joue Bang Bang de Sheila" with `play_media`).
 
+Catalog-name tool lists (`tools_catalog.vary`, corpus 1.2.28): the spec's own input form
+lists the catalog's event names (`["device.volume.adjust", "knowledge.web.search"]`), and the
+364 train turns that carried such a list all offered the request, so the model read a
+lacking one as `connect` for 93% of English but 72-74% of Chinese and French requests (the
+`tools_catalog` suite below, gate-small 1.2.26). Up to 150 train-split requests a language
+(the suite's filter and round-robin over event sets, train split only, so dev and test are
+unchanged) each get `catalog_list.offered` (its events plus 1-3 catalog events of other
+families, same labels) and `catalog_list.missing` (2-4 catalog events of other families ->
+`connect`, events, tags and slots unchanged); 900 records. The policy rule
+`catalog_tool_list_lacks_event` decides the same case at run time; these rows teach the
+model the reading the rule enforces, so that its probabilities agree with the rule.
+
 Invariance training variants (`invariance_train.py`, issue 14; run after splits are
 assigned): two transformations of the held-out `invariance` suite applied to *train* records
 with labels unchanged, same group: `inv.tools_added` (1-3 unrelated train-only tool names,
@@ -535,7 +547,15 @@ leak rule is by message, and "thanks" must stay in training). Issue 14: `tools_u
 dropped, so every name is unseen) to a turn that needs no tool: up to 150 execute turns with
 no event per language from `ordinary_{en,zh,fr}` and up to 50 refuse/safety turns per
 language from the test split; labels are the base's; ids as in `invariance` (transform
-`tools_unseen`), source `tools_unseen`; 1,200 records. `passages_heldout`
+`tools_unseen`), source `tools_unseen`; 1,200 records. `tools_catalog` (`tools_catalog.py`,
+issue 14): tool lists written in the catalog's own event names, the spec's input form, which
+364 train turns carry only where the list offers the request (authored connect/events files,
+account-alias variants), never where it lacks it: up to 120 test-split requests per
+language (execute, events of a tool family, no tool list or earlier turns; round-robin over
+event sets), each
+once with its events plus two catalog events of other families (`offered`: labels kept) and
+once with three catalog events of other families (`lacking`: `connect`, the `tools.missing`
+rule); ids `tools_catalog:<pair>:<kind>`; 720 records. `passages_heldout`
 (`data/suites/passages_heldout.jsonl`, read by `eval_suites.passages_heldout`): 24 authored
 pasted passages per language (news, encyclopedia, leaflets, museum labels, lab notices) with
 alarming words in safe use, on topics none of the training passages covers (the Halifax
