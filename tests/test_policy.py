@@ -383,6 +383,52 @@ def test_connect_stands_when_the_tool_list_does_not_name_the_event(tools, want):
     assert consistency_errors(res) == []
 
 
+@pytest.mark.parametrize(
+    ("tools", "top", "want"),
+    # "wake me up tomorrow" with the time predicted missing: elsewhere the catalog asks for it
+    [
+        # the spec's own input form: a list written from the catalog is closed
+        (["device.volume.adjust", "knowledge.web.search"], "execute", "connect"),
+        (["Device_Volume_Adjust", "mediaPlay"], "execute", "connect"),  # any spelling
+        # it offers the event: the model's execute stands, and the missing time is asked
+        (["alarm.set", "knowledge.web.search"], "execute", "ask"),
+        # one freely named tool: the runtime cannot tell what it serves, the model decides
+        (["device.volume.adjust", "schedule_event"], "execute", "ask"),
+        # no list, an empty list or blank names restrict nothing
+        (None, "execute", "ask"),
+        ([], "execute", "ask"),
+        (["  "], "execute", "ask"),
+        # a refusal or a safety turn is never turned into a connection
+        (["device.volume.adjust"], "safety", "safety"),
+        (["device.volume.adjust"], "refuse", "refuse"),
+    ],
+)
+def test_a_catalog_tool_list_that_lacks_the_event_routes_to_connect(tools, top, want):
+    rec = {"user_message": "wake me up tomorrow", "available_tools": tools}
+    pred = head(top=top, events=["alarm.set"], slots=["time"])
+    res = apply_policy(pred, rec, CATALOG, POLICY)
+    assert res.decision == want
+    applied = [r.rule_id for r in res.gate_validation.applied_rules]
+    lacks = want == "connect"
+    assert ("catalog_tool_list_lacks_event" in applied) == lacks, applied
+    if lacks:  # no slot question or confirmation for an action the agent lacks
+        assert res.gate_validation.route_hint == "connect:tool"
+        assert res.gate_validation.required_clarifications == []
+        assert "catalog_required_slot_missing" not in applied
+    assert consistency_errors(res) == []
+
+
+def test_a_catalog_tool_list_that_names_one_of_the_events_lets_the_turn_run():
+    """An extra event the model adds by mistake must not route a request the list serves
+    ("lance le roomba": device.power.toggle + media.play, the list offering the first)."""
+    rec = {"user_message": "lance le roomba", "available_tools": ["device.power.toggle"]}
+    pred = head(events=["device.power.toggle", "media.play"])
+    res = apply_policy(pred, rec, CATALOG, POLICY)
+    assert res.decision == "execute" and res.gate_validation.route_hint is None
+    applied = [r.rule_id for r in res.gate_validation.applied_rules]
+    assert "catalog_tool_list_lacks_event" not in applied
+
+
 @pytest.mark.parametrize(("guard", "skip"), sorted(GUARD_SKIPS.items()))
 def test_guards_skipped_with_seed_reason_and_triggered_otherwise(guard, skip):
     plain = {gd.guard_name: gd for gd in run(head(events=["media.play"])).guards}

@@ -125,12 +125,32 @@ class _Turn:
         account, is why it said so. The list is read as the template reads it, so ``[]``,
         ``None`` or blank names restrict nothing (an empty field must not change a decision).
         """
-        if not self.events:
-            return []
-        named = set(canonical_tools(self.tools, self.catalog.event_names, words=True))
+        named = self._named_tools()
         if not named:  # no list: nothing is left out
             return []
         return [e for e in self.events if e not in named]
+
+    def offered(self) -> list[str]:
+        """Selected events that the turn's tool list names (none without a list)."""
+        named = self._named_tools()
+        return [e for e in self.events if e in named]
+
+    def _named_tools(self) -> set[str]:
+        if not self.events:  # nothing to look up: skip reading the list
+            return set()
+        return set(canonical_tools(self.tools, self.catalog.event_names, words=True))
+
+    def catalog_tools(self) -> bool:
+        """The turn lists tools and every one is a catalog event, in any spelling.
+
+        Such a list is closed: it was written from the catalog, so an event it does not name
+        is an action the agent does not have (the spec's input example lists its tools this
+        way). A list with any freely named tool is not, since the runtime cannot tell what
+        ``schedule_event`` serves. Read as the template reads it: ``[]``, ``None`` and blank
+        names make no list.
+        """
+        names = canonical_tools(self.tools, self.catalog.event_names, words=True)
+        return bool(names) and all(n in self.catalog.events for n in names)
 
     def missing_required(self) -> list[str]:
         req = [s for e in self.events for s in self.catalog.event(e).required_slots]

@@ -33,8 +33,8 @@ GUARD_STATUS = {"pass": "passed", "warn": "warned", "route": "routed", "block": 
 CLARIFY_SOURCES = ("predicted_slots", "missing_required_slots")
 
 BOOL_CONDITIONS = (
-    "has_events", "unconnected_system", "unoffered_event", "missing_required_slot",
-    "confirm_event",
+    "has_events", "unconnected_system", "unoffered_event", "offered_event",
+    "catalog_tool_list", "missing_required_slot", "confirm_event",
 )  # fmt: skip
 PLACEHOLDERS = ("system", "decision", "events", "slots", "tags")  # usable in then texts
 THEN_KEYS = (
@@ -65,6 +65,8 @@ class Facts(Protocol):
 
     def unconnected(self) -> list[str]: ...
     def unoffered(self) -> list[str]: ...
+    def offered(self) -> list[str]: ...
+    def catalog_tools(self) -> bool: ...
     def missing_required(self) -> list[str]: ...
     def confirm_events(self) -> list[str]: ...
     def next_action(self) -> str: ...
@@ -122,6 +124,8 @@ CONDITIONS: dict[str, Callable[[Facts, Any], bool]] = {
     "has_events": lambda f, v: bool(f.events) == v,
     "unconnected_system": lambda f, v: bool(f.unconnected()) == v,
     "unoffered_event": lambda f, v: bool(f.unoffered()) == v,
+    "offered_event": lambda f, v: bool(f.offered()) == v,
+    "catalog_tool_list": lambda f, v: f.catalog_tools() == v,
     "missing_required_slot": lambda f, v: bool(f.missing_required()) == v,
     "confirm_event": lambda f, v: bool(f.confirm_events()) == v,
 }
