@@ -116,8 +116,9 @@ def vary(records: list[Record], catalog_events: list[str]) -> list[Record]:
     Until corpus 1.2.28 the 364 train turns with a catalog-name list all offered the request
     (authored connect/events files, account-alias variants), so a list in the catalog's
     names read as "the tool is there". Up to :data:`TRAIN_PER_LANG` requests a language,
-    each once with an offering list of two to four catalog events and once with a lacking
-    list of two to four (rule ``catalog_list.missing`` -> ``connect``). Dev and test get
+    each once with an offering list (its events and one to three catalog events of other
+    families) and once with a lacking one (two to four catalog events of other families;
+    rule ``catalog_list.missing`` -> ``connect``). Dev and test get
     none: the ``tools_catalog`` suite measures the same thing on test requests, and leaving
     those splits alone keeps every earlier dev/test number comparable.
     """
