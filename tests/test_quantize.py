@@ -130,3 +130,23 @@ def test_blockwise_weights_with_and_without_zero_points(tmp_path: Path, symmetri
     x = rng.normal(size=(5, 64)).astype(np.float32)
     y = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     np.testing.assert_allclose(y, x @ read_back, rtol=0.02, atol=0.02)
+
+
+def test_blockwise_quiets_the_quantizer_log_for_its_own_call_only(tmp_path: Path) -> None:
+    """The quantizer's per-node INFO lines are silenced during the export, and the
+    process-wide logger gets its caller's level back afterwards (an application that wants
+    those lines keeps them)."""
+    import logging
+
+    from onnxruntime.quantization import matmul_nbits_quantizer as nbits
+
+    log = logging.getLogger(nbits.__name__)
+    before = log.level
+    log.setLevel(logging.DEBUG)
+    try:
+        src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+        _matmul_model(np.ones((64, 48), dtype=np.float32), src)
+        Q.quantize_blockwise(src, dst)
+        assert log.level == logging.DEBUG
+    finally:
+        log.setLevel(before)

@@ -156,23 +156,29 @@ def quantize_blockwise(
     import onnx
     from onnxruntime.quantization import matmul_nbits_quantizer as nbits
 
-    # The module logs two INFO lines per graph node (about 800 lines of a release log that
-    # hid the parity report); its warnings still show.
-    logging.getLogger(nbits.__name__).setLevel(logging.WARNING)
     model = onnx.load(str(src))
     notes = quantize_embeddings(model)
     excluded = _matching_matmuls(model.graph, keep_fp32)
-    quantizer = nbits.MatMulNBitsQuantizer(
-        model,
-        bits=8,
-        block_size=BLOCK,
-        is_symmetric=symmetric,
-        accuracy_level=accuracy_level,
-        nodes_to_exclude=excluded,
-        op_types_to_quantize=("MatMul",),
-    )
-    quantizer.process()
-    quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
+    # The module logs two INFO lines per graph node (about 800 lines of a release log that
+    # hid the parity report); its warnings still show. Lowered for this call only: the
+    # logger is process-wide, and a caller's own level is theirs.
+    log = logging.getLogger(nbits.__name__)
+    level = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        quantizer = nbits.MatMulNBitsQuantizer(
+            model,
+            bits=8,
+            block_size=BLOCK,
+            is_symmetric=symmetric,
+            accuracy_level=accuracy_level,
+            nodes_to_exclude=excluded,
+            op_types_to_quantize=("MatMul",),
+        )
+        quantizer.process()
+        quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
+    finally:
+        log.setLevel(level)
     notes.append(
         f"MatMul: 8-bit MatMulNBits, blocks of {BLOCK}"
         f"{'' if symmetric else ' with zero points'}, accuracy_level {accuracy_level}; "
