@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -125,20 +126,20 @@ class _Turn:
         account, is why it said so. The list is read as the template reads it, so ``[]``,
         ``None`` or blank names restrict nothing (an empty field must not change a decision).
         """
-        named = self._named_tools()
-        if not named:  # no list: nothing is left out
+        if not self.events or not self._named_tools:  # no list: nothing is left out
             return []
-        return [e for e in self.events if e not in named]
+        return [e for e in self.events if e not in self._named_tools]
 
     def offered(self) -> list[str]:
         """Selected events that the turn's tool list names (none without a list)."""
-        named = self._named_tools()
-        return [e for e in self.events if e in named]
+        if not self.events:
+            return []
+        return [e for e in self.events if e in self._named_tools]
 
-    def _named_tools(self) -> set[str]:
-        if not self.events:  # nothing to look up: skip reading the list
-            return set()
-        return set(canonical_tools(self.tools, self.catalog.event_names, words=True))
+    @cached_property
+    def _named_tools(self) -> frozenset[str]:
+        """The tool list as the template reads it, once per turn (rules ask several times)."""
+        return frozenset(canonical_tools(self.tools, self.catalog.event_names, words=True))
 
     def catalog_tools(self) -> bool:
         """The turn lists tools and every one is a catalog event, in any spelling.
@@ -149,7 +150,7 @@ class _Turn:
         ``schedule_event`` serves. Read as the template reads it: ``[]``, ``None`` and blank
         names make no list.
         """
-        names = canonical_tools(self.tools, self.catalog.event_names, words=True)
+        names = self._named_tools
         return bool(names) and all(n in self.catalog.events for n in names)
 
     def missing_required(self) -> list[str]:

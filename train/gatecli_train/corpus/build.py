@@ -146,7 +146,8 @@ def build(
     aug += context.augment(records)  # issue 12: account spellings, slot answers, risk in turns
     aug += invariance_train.vary(records)  # issue 14: unrelated tools, an opening exchange
     aug += sentences.vary(records)  # the segment rule's view: ordinary sentences alone
-    aug += tools_catalog.vary(records, Catalog.default().event_names)  # closed tool lists
+    catalog_events = Catalog.default().event_names
+    aug += tools_catalog.vary(records, catalog_events)  # closed tool lists
     msg_split = {normalise(r["input"]["user_message"]): r["split"] for r in records}
     aug = [
         a
@@ -158,7 +159,7 @@ def build(
     records += aug
     later = eval_suites.after_split(raw, records, seed_file)  # issue 12: invariance, context
     later["tools_unseen"] = tools_unseen.suite(evals, records)  # issue 14: agents' tool lists
-    later["tools_catalog"] = tools_catalog.suite(records, Catalog.default().event_names)
+    later["tools_catalog"] = tools_catalog.suite(records, catalog_events)
     evals |= {k: sorted(v, key=lambda r: r["id"])[:limit_per_source] if limit_per_source else v
               for k, v in later.items()}  # fmt: skip
     bad = [

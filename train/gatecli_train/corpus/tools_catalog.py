@@ -30,6 +30,7 @@ from collections import defaultdict
 from typing import Any
 
 from gatecli_train.corpus.tool_names import FAMILY
+from gatecli_train.corpus.tools_variation import interleave
 
 Record = dict[str, Any]
 PER_LANG = 120
@@ -55,13 +56,9 @@ def _bases(records: list[Record], lang: str, split: str, n: int) -> list[Record]
             and not inp.get("available_tools") and not inp.get("conversation_context")
         ):  # fmt: skip
             groups[tuple(lab["events"])].append(r)
-    queues = [sorted(v, key=lambda r: _h(r["id"])) for _, v in sorted(groups.items())]
-    out: list[Record] = []
-    while len(out) < n and any(queues):
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop(0))
-    return out
+    # each queue in hashed order, read from its end by interleave
+    queues = [sorted(v, key=lambda r: _h(r["id"]), reverse=True) for _, v in sorted(groups.items())]
+    return interleave(queues, n)
 
 
 def _others(events: list[str], catalog_events: list[str], key: str, n: int) -> list[str]:
@@ -69,6 +66,16 @@ def _others(events: list[str], catalog_events: list[str], key: str, n: int) -> l
     banned = {FAMILY[e] for e in events}
     pool = [e for e in catalog_events if e in FAMILY and FAMILY[e] not in banned]
     return sorted(pool, key=lambda e: _h(f"{key}:{e}"))[:n]
+
+
+def _lists(
+    events: list[str], catalog_events: list[str], key: str, n_offered: int, n_lacking: int
+) -> tuple[list[str], list[str]]:
+    """An offering list (``events`` and ``n_offered`` others, in hashed order) and a lacking
+    one (``n_lacking`` others), both of catalog events of no family of ``events``."""
+    offered = sorted(events + _others(events, catalog_events, f"{key}:o", n_offered),
+                     key=lambda e: _h(f"{key}:{e}"))  # fmt: skip
+    return offered, _others(events, catalog_events, f"{key}:l", n_lacking)
 
 
 def _turn(rec: Record, pair: str, kind: str, tools: list[str]) -> Record:
@@ -101,10 +108,7 @@ def suite(records: list[Record], catalog_events: list[str]) -> list[Record]:
     for lang in LANGS:
         for rec in _bases(records, lang, "test", PER_LANG):
             pair = _h(rec["id"])[:12]
-            events = list(rec["labels"]["events"])
-            offered = sorted(events + _others(events, catalog_events, f"{pair}:o", 2),
-                             key=lambda e: _h(f"{pair}:{e}"))  # fmt: skip
-            lacking = _others(events, catalog_events, f"{pair}:l", 3)
+            offered, lacking = _lists(list(rec["labels"]["events"]), catalog_events, pair, 2, 3)
             out.append(_turn(rec, pair, "offered", offered))
             out.append(_turn(rec, pair, "lacking", lacking))
     return sorted(out, key=lambda r: r["id"])
@@ -128,9 +132,7 @@ def vary(records: list[Record], catalog_events: list[str]) -> list[Record]:
             key = _h(f"train:{rec['id']}")
             n_other = 1 + int(key[:2], 16) % 3  # 1-3 other events, 2-4 names in all
             events = list(rec["labels"]["events"])
-            offered = sorted(events + _others(events, catalog_events, f"{key}:o", n_other),
-                             key=lambda e: _h(f"{key}:{e}"))  # fmt: skip
-            lacking = _others(events, catalog_events, f"{key}:l", 1 + n_other)
+            offered, lacking = _lists(events, catalog_events, key, n_other, 1 + n_other)
             for kind, tools in (("offered", offered), ("missing", lacking)):
                 labels = dict(rec["labels"])
                 if kind == "missing":

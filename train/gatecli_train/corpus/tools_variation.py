@@ -179,7 +179,11 @@ def _round_robin(
     groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for r in sorted(pool, key=lambda r: r["id"]):
         groups[key(r)].append(r)
-    queues = [rng.sample(v, len(v)) for _, v in sorted(groups.items())]
+    return interleave([rng.sample(v, len(v)) for _, v in sorted(groups.items())], n)
+
+
+def interleave(queues: list[list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
+    """Up to n records, one from the end of each queue in turn (the queues are consumed)."""
     out: list[dict[str, Any]] = []
     while len(out) < n and any(queues):
         for q in queues:
