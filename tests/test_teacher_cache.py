@@ -86,3 +86,23 @@ def test_a_full_disk_costs_the_cache_not_the_logits(
         got, hit = cached_logits(tmp_path, _examples([1], [2]), HEADS, _scorer(2, []))
     assert not hit and got["decision"].shape == (2, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.final.pt"]  # no temp file left
+
+
+def test_a_given_cache_path_is_not_rehashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--score-teacher`` reports the cache path it scored into: it hashes the teacher's
+    weights and every example once, not once more inside ``cached_logits``."""
+    (tmp_path / "model.final.pt").write_bytes(b"w")
+    ex = _examples([1], [2])
+    path = teacher_cache.cache_path(tmp_path, ex, HEADS)
+
+    def no_rehash(*args: object) -> str:
+        raise AssertionError("cache key computed twice")
+
+    monkeypatch.setattr(teacher_cache, "cache_key", no_rehash)
+    calls: list[int] = []
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls), path=path)
+    assert not hit and path.exists()
+    _, hit = cached_logits(tmp_path, ex, HEADS, _scorer(2, calls), path=path)
+    assert hit and len(calls) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -100,3 +101,29 @@ def test_repeat_multiplies_named_sources_after_the_cap() -> None:
     assert sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyforms": 2.5}) == more
     with pytest.raises(ValueError, match="no training record"):
         sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyform": 2.0})
+
+
+def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:
+    """The same examples resume where the checkpoint stopped; other examples (a later
+    corpus) or another vocabulary are refused with a cause, not a size-mismatch trace."""
+    from gatecli_train.config import TrainConfig
+    from gatecli_train.examples import Example
+    from gatecli_train.model import GateModel, HeadDef, tiny_encoder
+    from gatecli_train.trainer import ResumeError, train
+
+    heads = [HeadDef("decision", ("a", "b"), False)]
+
+    def examples(n: int) -> list[Example]:
+        return [Example(ids=[2, 5 + i % 7, 3], targets={"decision": i % 2},
+                        known={"decision": True}, record={}) for i in range(n)]  # fmt: skip
+
+    cfg = TrainConfig(max_steps=2, batch_size=4, checkpoint_every=1, threads=1)
+    run = tmp_path / "run"
+    train(GateModel(tiny_encoder(40), heads), examples(8), cfg, run, progress=False)
+    again = dataclasses.replace(cfg, max_steps=3)
+    done = train(GateModel(tiny_encoder(40), heads), examples(8), again, run, progress=False)
+    assert (done.resumed_from, done.steps) == (2, 3)
+    with pytest.raises(ResumeError, match="another training set"):
+        train(GateModel(tiny_encoder(40), heads), examples(9), again, run, progress=False)
+    with pytest.raises(ResumeError, match="another model"):
+        train(GateModel(tiny_encoder(41), heads), examples(8), again, run, progress=False)

@@ -221,15 +221,19 @@ def start_model(
 
 
 def _teacher_logits(
-    recipe: Recipe, teacher: GateModel, ex_train: list[examples.Example], heads: list[HeadDef]
+    recipe: Recipe,
+    teacher: GateModel,
+    ex_train: list[examples.Example],
+    heads: list[HeadDef],
+    cache: Path | None = None,
 ) -> tuple[dict[str, Any], bool]:
-    """The ``[distill]`` teacher's logits on ``ex_train``: from its cache, else scored and
-    cached (teacher_cache). One place for the student's run and ``--score-teacher``, so both
-    key the cache alike."""
+    """The ``[distill]`` teacher's logits on ``ex_train``: from its cache (at ``cache`` when
+    the caller computed the path), else scored and cached (teacher_cache). One place for the
+    student's run and ``--score-teacher``, so both key the cache alike."""
     torch.set_num_threads(recipe.train.threads)
     return teacher_cache.cached_logits(
         Path(recipe.distill.teacher), ex_train, heads,
-        lambda: trainer.predict_logits(teacher, ex_train),
+        lambda: trainer.predict_logits(teacher, ex_train), path=cache,
     )  # fmt: skip
 
 
@@ -309,11 +313,12 @@ def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
     teacher, tok = load_run_model(teacher_dir, heads)
     rows = load_splits(recipe.data, recipe.train.seed).train
     ex_train = examples.build_examples(rows, heads, tok, template, recipe.model.max_length)
-    _, hit = _teacher_logits(recipe, teacher, ex_train, heads)
+    cache = teacher_cache.cache_path(teacher_dir, ex_train, heads)
+    _, hit = _teacher_logits(recipe, teacher, ex_train, heads, cache)
     log("teacher: logits were already cached" if hit else "teacher: scored the training set")
     return {
         "teacher": str(teacher_dir), "rows": len(ex_train), "cached_before": hit,
-        "cache": str(teacher_cache.cache_path(teacher_dir, ex_train, heads)),
+        "cache": str(cache),
         "seconds": round(time.perf_counter() - t0, 1),
     }  # fmt: skip
 

@@ -52,15 +52,19 @@ def cached_logits(
     examples: Sequence[Example],
     heads: Sequence[HeadDef],
     score: Callable[[], dict[str, np.ndarray]],
+    *,
+    path: Path | None = None,
 ) -> tuple[dict[str, np.ndarray], bool]:
     """Logits for ``examples`` from the cache, else ``score()`` written to it atomically.
 
     Returns the logits and whether they came from the cache. A cache file that cannot be
     read, or whose arrays do not match the heads and example count, is a miss and is
     rewritten; a cache that cannot be written (read-only or full disk) costs the next run
-    a rescoring, never this run's logits.
+    a rescoring, never this run's logits. ``path`` is :func:`cache_path`'s answer when the
+    caller already has it: the key hashes the teacher's weights (130 MB) and every example,
+    so a caller that also reports the path computes it once.
     """
-    path = cache_path(teacher_dir, examples, heads)
+    path = path or cache_path(teacher_dir, examples, heads)
     got = _read(path, heads)
     if got is not None and all(got[h.name].shape == (len(examples), len(h.labels)) for h in heads):
         return got, True

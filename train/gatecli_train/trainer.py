@@ -3,12 +3,14 @@
 Heads start from random and need a larger learning rate than the pretrained encoder
 (measured in the prototype: a head at 5e-5 barely moved), so the optimiser has two
 parameter groups. A checkpoint (model, optimiser, scheduler, step, RNG) is written every
-``checkpoint_every`` steps; starting again with the same run folder resumes from it.
+``checkpoint_every`` steps; starting again with the same run folder resumes from it, on
+the same training set only (each checkpoint carries its fingerprint).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import random
@@ -47,6 +49,48 @@ def pick_device() -> torch.device:
 
 def _to_torch(batch: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
     return {k: torch.from_numpy(v).to(device) for k, v in batch.items() if k != "index"}
+
+
+class ResumeError(ValueError):
+    """A run folder's checkpoint was written for another model or training set."""
+
+
+def fingerprint(examples: list[Example]) -> str:
+    """sha256 over every example's token ids and targets, in order: what a checkpoint's
+    step, epoch and shuffle position mean. A resumed run on other examples would continue
+    someone else's schedule; it is refused instead (:class:`ResumeError`)."""
+    h = hashlib.sha256(str(len(examples)).encode())
+    for ex in examples:
+        h.update(np.asarray(ex.ids, dtype=np.int64).tobytes())
+        h.update(json.dumps(ex.targets, sort_keys=True).encode())
+    return h.hexdigest()[:20]
+
+
+def _resume(ckpt: Path, model: GateModel, opt, sched, device: torch.device, data: str) -> int:  # noqa: ANN001
+    """Load a checkpoint into model, optimiser and scheduler; its step.
+
+    Why the checks (2026-12-05): a teacher was resumed from a later checkout whose corpus
+    had 900 more rows; the trimmed vocabulary differed by 35 pieces and the run died in
+    ``load_state_dict`` with a size mismatch that named no cause. Checkpoints written before
+    fingerprints existed are resumed as they were."""
+    state = torch.load(ckpt, map_location=device, weights_only=False)
+    again = "resume with the corpus, template and recipe it started with, or use a new run folder"
+    if state.get("examples", data) != data:
+        raise ResumeError(
+            f"{ckpt} was written for another training set (its corpus, template, sampling or "
+            f"labels changed since the run started): {again}"
+        )
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        raise ResumeError(
+            f"{ckpt} holds another model (vocabulary, layers or heads differ; a trimmed "
+            f"vocabulary follows the corpus): {again}\n{exc}"
+        ) from exc
+    opt.load_state_dict(state["optimizer"])
+    sched.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["torch_rng"])
+    return int(state["step"])
 
 
 def class_weights(
@@ -106,14 +150,8 @@ def train(
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, schedule)
     ckpt = run_dir / "checkpoint.pt"
-    step = 0
-    if ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        step = int(state["step"])
-        torch.set_rng_state(state["torch_rng"])
+    data = fingerprint(examples)
+    step = _resume(ckpt, model, opt, sched, device, data) if ckpt.exists() else 0
     resumed_from = step
     selector = _Selector(run_dir, select_fn if cfg.select_every else None)
     cw = class_weights(model, cfg, device)
@@ -162,7 +200,7 @@ def train(
                 bar.update(1)
                 bar.set_postfix(loss=f"{ema:.4f}", dec=f"{float(losses['decision'].detach()):.3f}")
             if step % cfg.checkpoint_every == 0 or step == total:
-                _save(ckpt, model, opt, sched, step)
+                _save(ckpt, model, opt, sched, step, data)
             if selector.active and (step % cfg.select_every == 0 or step == total):
                 selector.score(model, step)
                 model.train()
@@ -223,7 +261,7 @@ def finished_result(run_dir: Path) -> TrainResult:
     return TrainResult(step, 0.0, 0.0, step)
 
 
-def _save(path: Path, model: GateModel, opt, sched, step: int) -> None:  # noqa: ANN001
+def _save(path: Path, model: GateModel, opt, sched, step: int, data: str) -> None:  # noqa: ANN001
     tmp = path.with_suffix(".tmp")
     torch.save(
         {
@@ -232,6 +270,7 @@ def _save(path: Path, model: GateModel, opt, sched, step: int) -> None:  # noqa:
             "scheduler": sched.state_dict(),
             "step": step,
             "torch_rng": torch.get_rng_state(),
+            "examples": data,  # fingerprint(): a resume on another training set is refused
         },
         tmp,
     )

@@ -60,6 +60,7 @@ def train_cli(
         from gatecli_train.config import load_recipe
         from gatecli_train.export import ParityError
         from gatecli_train.pipeline import run, score_teacher_logits
+        from gatecli_train.trainer import ResumeError
     except ImportError as exc:
         fail(f"gatecli train needs the training extra ({exc})", hint=install_hint("train"))
     try:
@@ -82,7 +83,7 @@ def train_cli(
             progress=progress,
             log=lambda m: typer.echo(m, err=True),
         )
-    except (FileNotFoundError, ParityError) as exc:
+    except (FileNotFoundError, ParityError, ResumeError) as exc:
         fail(str(exc))
     typer.echo(json.dumps(summary, indent=2))
 
