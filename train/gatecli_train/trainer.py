@@ -56,13 +56,13 @@ class ResumeError(ValueError):
 
 
 def fingerprint(examples: list[Example]) -> str:
-    """sha256 over every example's token ids and targets, in order: what a checkpoint's
+    """sha256 over every example's token ids, targets and masks, in order: what a checkpoint's
     step, epoch and shuffle position mean. A resumed run on other examples would continue
     someone else's schedule; it is refused instead (:class:`ResumeError`)."""
     h = hashlib.sha256(str(len(examples)).encode())
     for ex in examples:
         h.update(np.asarray(ex.ids, dtype=np.int64).tobytes())
-        h.update(json.dumps(ex.targets, sort_keys=True).encode())
+        h.update(json.dumps([ex.targets, ex.known], sort_keys=True).encode())
     return h.hexdigest()[:20]
 
 
