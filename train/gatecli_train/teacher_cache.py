@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from gatecli_train.examples import Example
+from gatecli_train.examples import Example, hash_ids
 from gatecli_train.model import HeadDef
 
 WEIGHTS = "model.final.pt"
@@ -36,9 +36,7 @@ def cache_key(teacher_dir: Path, examples: Sequence[Example], heads: Sequence[He
             h.update(block)
     for head in heads:
         h.update(f"{head.name}:{','.join(head.labels)};".encode())
-    for ex in examples:
-        h.update(np.asarray(ex.ids, dtype=np.int64).tobytes())
-        h.update(b"|")
+    hash_ids(h, examples)
     return h.hexdigest()[:20]
 
 

@@ -25,7 +25,7 @@ import torch
 
 from gatecli_train import distill
 from gatecli_train.config import DistillConfig, TrainConfig
-from gatecli_train.examples import Example, batches
+from gatecli_train.examples import Example, batches, hash_ids
 from gatecli_train.model import GateModel, masked_losses
 
 RESULT_FILE = "train_result.json"  # a finished run's TrainResult, for re-exports
@@ -60,8 +60,8 @@ def fingerprint(examples: list[Example]) -> str:
     step, epoch and shuffle position mean. A resumed run on other examples would continue
     someone else's schedule; it is refused instead (:class:`ResumeError`)."""
     h = hashlib.sha256(str(len(examples)).encode())
+    hash_ids(h, examples)
     for ex in examples:
-        h.update(np.asarray(ex.ids, dtype=np.int64).tobytes())
         h.update(json.dumps([ex.targets, ex.known], sort_keys=True).encode())
     return h.hexdigest()[:20]
 
