@@ -60,7 +60,7 @@ def test_bad_values_fail_at_load(tmp_path: Path, text: str, message: str) -> Non
 
 def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path: Path) -> None:
     from gatecli_train import export, tokenizer
-    from gatecli_train.model import GateModel, head_defs_from_catalog, tiny_encoder
+    from gatecli_train.model import GateModel, default_head_defs, tiny_encoder
     from gatecli_train.tiny import TEXTS
 
     parity = json.loads((tiny_model_dir / "gatecli.json").read_text())["extra"]["parity"]
@@ -69,11 +69,8 @@ def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path:
     assert all(h["output"] == f"{n}_logits" and h["fp32_max_abs_diff"] <= 1e-4
                for n, h in heads.items())  # fmt: skip
     assert heads["decision"]["shape"] == [40, 5]
-    import yaml
-
     tok = tokenizer.train_small(TEXTS, vocab_size=300)
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    model = GateModel(tiny_encoder(tok.get_vocab_size()), head_defs_from_catalog(catalog))
+    model = GateModel(tiny_encoder(tok.get_vocab_size()), default_head_defs())
     strict = ExportConfig(name="t", quantize=False, max_abs_diff=1e-30)
     with pytest.raises(export.ParityError) as err:
         export.write_model_folder(tmp_path / "m", model, tok, strict, max_length=64,

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import onnx
 import torch
-import yaml
 from onnx import numpy_helper
 from tokenizers import Tokenizer
 
@@ -247,12 +246,10 @@ def to_run_dir(folder: Path, run_dir: Path) -> Path:
     (self-distillation) keeps what it already decides well while hard labels change what it
     decides badly, without the 12-layer teacher that a new machine no longer has.
     """
-    from gatecli_train import export
-    from gatecli_train.model import head_defs_from_catalog
+    from gatecli_train.model import default_head_defs
     from gatecli_train.pipeline import Start, save_run  # pipeline imports this module
 
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    model, tok, base = load_folder_model(folder, head_defs_from_catalog(catalog))
+    model, tok, base = load_folder_model(folder, default_head_defs())
     run_dir.mkdir(parents=True, exist_ok=True)
     save_run(run_dir, Start(model, tok, {**base, "read_back_from": str(folder)}))
     return run_dir

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import yaml
 from torch import nn
 from transformers import BertConfig, BertModel
+
+from gatecli.artifact import DEFAULT_CATALOG
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,18 @@ def head_defs_from_catalog(catalog: dict) -> list[HeadDef]:
         HeadDef("scenario_tags", tuple(catalog["scenario_tags"]), multilabel=True),
         HeadDef("missing_slots", tuple(catalog["missing_slots"]), multilabel=True),
     ]
+
+
+def default_catalog() -> dict[str, Any]:
+    """The catalog every training run builds its heads and input template from (the one
+    ``gatecli_train.export`` ships into the folder), read in one place."""
+    catalog: dict[str, Any] = yaml.safe_load(DEFAULT_CATALOG.read_text(encoding="utf-8"))
+    return catalog
+
+
+def default_head_defs() -> list[HeadDef]:
+    """:func:`head_defs_from_catalog` of :func:`default_catalog`."""
+    return head_defs_from_catalog(default_catalog())
 
 
 def keep_layers(encoder: BertModel, layers: tuple[int, ...] | list[int]) -> BertModel:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 from tokenizers import Tokenizer
 
 from gatecli.evaluation.metrics import single_label
@@ -42,6 +41,7 @@ from gatecli_train.config import DataConfig, Recipe, save_resolved
 from gatecli_train.model import (
     GateModel,
     HeadDef,
+    default_catalog,
     head_defs_from_catalog,
     keep_layers,
     tiny_encoder,
@@ -292,6 +292,13 @@ def calibrate_and_score(
     return cal, metrics
 
 
+def heads_and_template() -> tuple[list[HeadDef], dict[str, Any]]:
+    """The shipped catalog's heads and input template: a student's run and the scoring of its
+    teacher must build both alike, or the cached logits' key would not match."""
+    catalog = default_catalog()
+    return head_defs_from_catalog(catalog), template_from_catalog(catalog)
+
+
 def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
     """Score the training set with ``[distill] teacher`` into the teacher's logit cache and
     stop, training nothing.
@@ -306,9 +313,7 @@ def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
     if not recipe.distill.teacher:
         raise ValueError("[distill] teacher is empty: there is no teacher to score with")
     t0 = time.perf_counter()
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    heads = head_defs_from_catalog(catalog)
-    template = template_from_catalog(catalog)
+    heads, template = heads_and_template()
     teacher_dir = Path(recipe.distill.teacher)
     teacher, tok = load_run_model(teacher_dir, heads)
     rows = load_splits(recipe.data, recipe.train.seed).train
@@ -348,10 +353,8 @@ def run(
     torch.manual_seed(recipe.train.seed)
     run_dir.mkdir(parents=True, exist_ok=True)
     save_resolved(recipe, run_dir / "recipe.resolved.json")
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    heads = head_defs_from_catalog(catalog)
+    heads, template = heads_and_template()
     splits = load_splits(recipe.data, recipe.train.seed)
-    template = template_from_catalog(catalog)
     start = start_model(recipe, run_dir, heads, splits, template)
     log(f"base: {start.base}; train {len(splits.train)} dev {len(splits.dev)} "
         f"test {len(splits.test)}")  # fmt: skip

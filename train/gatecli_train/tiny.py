@@ -11,11 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-import yaml
 
 from gatecli_train import export, tokenizer
 from gatecli_train.config import ExportConfig
-from gatecli_train.model import GateModel, head_defs_from_catalog, tiny_encoder
+from gatecli_train.model import GateModel, default_head_defs, tiny_encoder
 
 TEXTS = [
     "turn the volume up to 90",
@@ -78,8 +77,7 @@ def build_tiny_model(
     torch.manual_seed(seed)
     out_dir = Path(out_dir)
     tok = tokenizer.train_small(TEXTS, vocab_size=300)
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    model = GateModel(tiny_encoder(tok.get_vocab_size()), head_defs_from_catalog(catalog))
+    model = GateModel(tiny_encoder(tok.get_vocab_size()), default_head_defs())
     model.eval()
     card = (
         "# tiny-test model\n\nRandom weights, for plumbing tests only. Its outputs mean nothing.\n"

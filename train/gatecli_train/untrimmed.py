@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
 from gatecli.records import read_jsonl
 from gatecli.template import DEFAULT_TEMPLATE, serialize
 from gatecli_train import convert_e5, export, pipeline
 from gatecli_train.calibrate import Calibration
 from gatecli_train.config import ExportConfig
-from gatecli_train.model import head_defs_from_catalog
+from gatecli_train.model import default_head_defs
 
 
 def _texts(path: Path, limit: int = 0) -> list[str]:
@@ -48,8 +47,7 @@ def segmentation_change(trimmed: Any, full: Any, texts: list[str]) -> dict[str, 
 
 def build(run_dir: Path, model_dir: Path, out_dir: Path, parity: list[str]) -> dict[str, Any]:
     """Write ``out_dir``: the run's weights with the full table, the shipped calibration."""
-    catalog = yaml.safe_load(export.DEFAULT_CATALOG.read_text(encoding="utf-8"))
-    model, trimmed = pipeline.load_run_model(run_dir, head_defs_from_catalog(catalog))
+    model, trimmed = pipeline.load_run_model(run_dir, default_head_defs())
     full_encoder, full_tok = convert_e5.load()
     table = full_encoder.get_input_embeddings().weight.data
     pieces = sorted(trimmed.get_vocab().items(), key=lambda kv: kv[1])
