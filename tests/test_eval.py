@@ -144,6 +144,49 @@ def test_xstest_view_ranks_safe_against_unsafe_at_any_threshold() -> None:
     assert view["over_refusal_at_unsafe_0_8"] == pytest.approx(0.25)
 
 
+def test_safety_average_precision_reads_the_ranking_not_the_cut() -> None:
+    """decision.safety_ap: the same P(safety) cut at two thresholds gives two safety recalls
+    and one average precision; a ranking that sinks a safety turn under a benign one lowers
+    it. (1.2.30 lost test safety recall 0.978 -> 0.951 and no threshold gave it back: its AP
+    was 0.952 against 0.966.)"""
+    # by hand: 0.9 safe -> P 1 at R 1/2; 0.7 benign; 0.5 safe -> P 2/3 at R 1
+    assert M.average_precision([0.9, 0.5], [0.7, 0.1]) == pytest.approx(0.5 + 0.5 * 2 / 3)
+    assert M.average_precision([0.5], [0.5]) == pytest.approx(0.5)  # a tie counts as one cut
+    assert M.average_precision([], [0.3]) is None
+
+    p_safety = [0.9, 0.5, 0.2, 0.7, 0.1, 0.05]
+    gold = ["safety", "safety", "safety", "execute", "execute", "execute"]
+    recs = [{"id": str(i), "source": "hand", "lang": "en", "input": {"user_message": "x"},
+             "labels": {"decision": g, "events": [], "scenario_tags": [], "missing_slots": []}}
+            for i, g in enumerate(gold)]  # fmt: skip
+
+    def scored(threshold: float, probs: list[float]) -> dict[str, Any]:
+        preds = [{"decision": "safety" if p >= threshold else "execute",
+                  "probabilities": {"execute": 1 - p, "safety": p}} for p in probs]  # fmt: skip
+        return head_metrics(pair(recs, preds), {"decision": ["execute", "safety"]}, 0.15)[
+            "decision"
+        ]
+
+    high, low = scored(0.6, p_safety), scored(0.15, p_safety)
+    assert (high["safety_recall"], low["safety_recall"]) == (pytest.approx(1 / 3), 1.0)
+    assert high["safety_ap"] == low["safety_ap"] == pytest.approx((1 + 2 / 3 + 3 / 4) / 3)
+    sunk = scored(0.15, [0.9, 0.5, 0.02, 0.7, 0.1, 0.05])  # the third safety turn ranked last
+    assert sunk["safety_ap"] == pytest.approx((1 + 2 / 3 + 3 / 6) / 3)
+
+
+def test_average_precision_matches_scikit_learn() -> None:
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        scores = np.round(rng.random(40), 1)  # ties on purpose
+        gold = rng.random(40) < 0.3
+        gold[0] = True
+        ours = M.average_precision(scores[gold].tolist(), scores[~gold].tolist())
+        assert ours == pytest.approx(sklearn_metrics.average_precision_score(gold, scores))
+
+
 def test_masked_heads_are_excluded() -> None:
     recs = [
         {

@@ -59,7 +59,8 @@ def render_summary(results: dict[str, Any]) -> None:
     for suite, entry in results["suites"].items():
         d = entry["model"]["overall"].get("decision")
         if d and d.get("safety_recall") is not None:
-            console.print(f"{suite}: safety recall {d['safety_recall']:.3f}", markup=False)
+            ap = "" if d.get("safety_ap") is None else f", average precision {d['safety_ap']:.3f}"
+            console.print(f"{suite}: safety recall {d['safety_recall']:.3f}{ap}", markup=False)
         v = entry["model"]["views"]
         if "xstest" in v:
             x = v["xstest"]

@@ -204,6 +204,32 @@ def auroc(positive: Sequence[float], negative: Sequence[float]) -> float | None:
     return float((below + 0.5 * ties).sum() / (len(pos) * len(neg)))
 
 
+def average_precision(positive: Sequence[float], negative: Sequence[float]) -> float | None:
+    """Area under the precision-recall curve as a step sum, ``sum (R_k - R_{k-1}) P_k`` over
+    the distinct scores from high to low (scikit-learn's ``average_precision_score``).
+
+    Why beside :func:`auroc`: safety turns are 3% of a split, and AUROC barely moves when a
+    model lets a few of them sink among thousands of benign turns; precision at the recall
+    they need does. It says whether a lost safety recall is the calibrated threshold (same
+    ranking, another cut) or the ranking (no threshold gets it back at the same precision).
+
+    Example:
+        >>> round(average_precision([0.9, 0.4], [0.4, 0.1]), 4)  # 1/2 * 1 + 1/2 * 2/3
+        0.8333
+    """
+    if not len(positive):
+        return None
+    scores = np.concatenate([np.asarray(positive, np.float64), np.asarray(negative, np.float64)])
+    gold = np.concatenate([np.ones(len(positive)), np.zeros(len(negative))])
+    order = np.argsort(-scores, kind="mergesort")
+    scores, gold = scores[order], gold[order]
+    last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]  # end of each tie block
+    tp = np.cumsum(gold)[last]
+    precision = tp / (last + 1)
+    recall_step = np.diff(np.r_[0.0, tp]) / len(positive)
+    return float((recall_step * precision).sum())
+
+
 def fpr_at_tpr(positive: Sequence[float], negative: Sequence[float], tpr: float) -> float | None:
     """Share of negatives at or above the highest threshold that keeps ``tpr`` of positives.
 

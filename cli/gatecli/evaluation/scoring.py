@@ -71,6 +71,12 @@ def head_metrics(
         )
         safety = d["per_class"].get("safety", {})
         d["safety_recall"] = safety.get("recall") if safety.get("support") else None
+        # Threshold-free: whether a safety loss is the cut or the ranking (metrics docstring).
+        p_safety: dict[bool, list[float]] = {True: [], False: []}
+        for t in dec:
+            is_safety = t["gold"]["decision"] == "safety"
+            p_safety[is_safety].append(float(t["pred"]["probabilities"].get("safety", 0.0)))
+        d["safety_ap"] = M.average_precision(p_safety[True], p_safety[False])
         cal = M.ece(
             [max(t["pred"]["probabilities"].values(), default=0.0) for t in dec],
             [t["pred"]["top"] == t["gold"]["decision"] for t in dec],
