@@ -43,6 +43,7 @@ def comparison_table(named: dict[str, dict[str, Any]]) -> str:
     cols = [
         ("test decision macro-F1", ("test", "decision", "macro_f1")),
         ("test safety recall", ("test", "decision", "safety_recall")),
+        ("test safety AP", ("test", "decision", "safety_ap")),
         ("test events micro-F1", ("test", "events", "micro_f1")),
         ("test false events", ("test", "events", "false_positive_rate")),
         ("test tags macro-F1", ("test", "scenario_tags", "macro_f1")),

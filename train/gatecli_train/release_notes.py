@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 SHOWN_PER_SUITE = 15
-KEY_DELTAS = ("decision.macro_f1", "decision.safety_recall", "events.micro_f1",
-              "events.false_positive_rate", "latency_ms.p50")  # fmt: skip
+KEY_DELTAS = ("decision.macro_f1", "decision.safety_recall", "decision.safety_ap",
+              "events.micro_f1", "events.false_positive_rate", "latency_ms.p50")  # fmt: skip
 
 
 def _f(v: Any) -> str:

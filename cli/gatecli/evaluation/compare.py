@@ -15,9 +15,10 @@ from gatecli.evaluation.report import lookup
 
 DEFAULT_GATE = Path(__file__).with_name("default_gate.yaml")
 DELTA_METRICS = (
-    "decision.accuracy", "decision.macro_f1", "decision.safety_recall", "decision.ece",
-    "events.micro_f1", "events.macro_f1", "events.false_positive_rate", "events.turn_recall",
-    "scenario_tags.micro_f1", "missing_slots.micro_f1", "escalation_share", "latency_ms.p50",
+    "decision.accuracy", "decision.macro_f1", "decision.safety_recall", "decision.safety_ap",
+    "decision.ece", "events.micro_f1", "events.macro_f1", "events.false_positive_rate",
+    "events.turn_recall", "scenario_tags.micro_f1", "missing_slots.micro_f1",
+    "escalation_share", "latency_ms.p50",
 )  # fmt: skip
 FLIP_HEADS = ("decision", "events")
 
