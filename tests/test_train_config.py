@@ -49,6 +49,7 @@ def test_extends_merges_tables_and_refuses_loops(tmp_path: Path) -> None:
         ("[model]\nkeep_layer = [1]\n", r"unknown keys in \[model\]"),
         ("[modle]\n", "unknown sections"),
         ('[data.repeat]\n"authored:whyforms" = -1\n', r"\[data\] repeat must be source = fac"),
+        ("[train]\nselect_safety_ap = -1.0\n", r"\[train\] select_safety_ap must be >= 0"),
     ],
 )
 def test_bad_values_fail_at_load(tmp_path: Path, text: str, message: str) -> None:
@@ -124,3 +125,27 @@ def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:
         train(GateModel(tiny_encoder(40), heads), examples(9), again, run, progress=False)
     with pytest.raises(ResumeError, match="another model"):
         train(GateModel(tiny_encoder(41), heads), examples(8), again, run, progress=False)
+
+
+def test_quick_metrics_reports_the_dev_safety_ranking() -> None:
+    """Selection can weigh dev safety average precision (``train.select_safety_ap``): the
+    quick metrics give it from the decision logits' softmax, whatever the argmax says."""
+    import numpy as np
+
+    from gatecli.evaluation.metrics import average_precision
+    from gatecli_train.model import default_head_defs
+    from gatecli_train.pipeline import quick_metrics
+
+    heads = default_head_defs()
+    labels = next(h for h in heads if h.name == "decision").labels
+    s, e = labels.index("safety"), labels.index("execute")
+    gold = np.array([s, s, e, e, e])
+    z = np.zeros((5, len(labels)), dtype=np.float32)
+    z[:, e] = 2.0
+    z[:, s] = [1.5, 0.0, 1.0, -1.0, 0.5]  # argmax is execute everywhere: recall 0
+    known = {"decision": np.array([True] * 5)}
+    q = quick_metrics(heads, {"decision": z}, {"decision": gold}, known)
+    assert q["safety_recall_argmax"] == 0.0
+    # softmax P(safety) follows the safety logit: 1.5 (safe), 1.0, 0.5, 0.0 (safe), -1.0
+    assert q["safety_ap"] == pytest.approx(average_precision([1.5, 0.0], [1.0, -1.0, 0.5]))
+    assert q["safety_ap"] == pytest.approx((1 + 2 / 4) / 2)

@@ -86,10 +86,21 @@ def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
         "--no-progress",
         "--set",
         f'data.corpus_dir="{CORPUS}"',
+        # selection on dev every 20 steps by macro-F1 + dev safety average precision
+        "--set",
+        "train.select_every=20",
+        "--set",
+        "train.select_safety_ap=1.0",
     ]
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads(res.stdout)
+    history = json.loads((run / "selection.json").read_text())
+    dev = json.loads((out / "gatecli.json").read_text())["extra"]["training"]["quick_metrics"]
+    assert len(history) >= 2 and dev["dev"]["safety_ap"] is not None
+    # the kept weights are the best-scoring step's, and its score counted the safety ranking
+    best = max(h["score"] for h in history)
+    assert best == pytest.approx(dev["dev"]["macro_f1"] + dev["dev"]["safety_ap"], abs=1e-6)
     assert summary["parity"]["fp32_max_abs_diff"] <= 1e-4
     assert summary["parity"]["int8_decision_agreement"] >= 0.9
     cfg = json.loads((out / "gatecli.json").read_text())

@@ -119,6 +119,9 @@ class TrainConfig:
     # Score the dev split every this many steps (and at the last step) and keep the best
     # weights instead of the last ones; 0 keeps the last step.
     select_every: int = 0
+    # Weight of dev safety average precision in that score (macro-F1 + w * AP); 0 = macro-F1
+    # alone. A step that ranks safety worse can win on macro-F1 by a few hundredths.
+    select_safety_ap: float = 0.0
     # Fake-quantise the encoder's Linear layers as onnxruntime's dynamic int8 runs them
     # (gatecli_train.qat), through training, selection and calibration; for
     # ``export.quantization = "dynamic"``.
@@ -140,6 +143,7 @@ class TrainConfig:
             "checkpoint_every": (self.checkpoint_every >= 1, ">= 1"),
             "max_steps": (self.max_steps >= 0, ">= 0"),
             "select_every": (self.select_every >= 0, ">= 0"),
+            "select_safety_ap": (self.select_safety_ap >= 0, ">= 0"),
         })  # fmt: skip
 
 

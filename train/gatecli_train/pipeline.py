@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from tokenizers import Tokenizer
 
-from gatecli.evaluation.metrics import single_label
+from gatecli.evaluation.metrics import average_precision, single_label
 from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
 from gatecli_train import (
@@ -165,6 +166,12 @@ def quick_metrics(
     if "safety" in dec.labels:
         safety = res["per_class"]["safety"]
         out["safety_recall_argmax"] = safety["recall"] if safety["support"] else None
+        # Threshold-free, so it holds whatever the calibration later picks (metrics docstring).
+        z = np.asarray(logits["decision"][m], dtype=np.float64)
+        p = np.exp(z - z.max(-1, keepdims=True))
+        p_safety = p[:, dec.labels.index("safety")] / p.sum(-1)
+        is_safety = np.asarray(gold) == "safety"
+        out["safety_ap"] = average_precision(p_safety[is_safety], p_safety[~is_safety])
     return out
 
 
@@ -258,10 +265,14 @@ def fit(
         start.teacher = None  # its memory is the student's now
 
     def dev_score(m: GateModel) -> float:
-        """Model selection: decision macro-F1 on the dev split (never a held-out suite)."""
+        """Model selection on the dev split (never a held-out suite): decision macro-F1, plus
+        ``select_safety_ap`` times the safety average precision. Macro-F1 alone kept steps
+        whose safety ranking had slipped, which no threshold recovers (1.2.30)."""
         logits = trainer.predict_logits(m, ex_dev)
         t, k = examples.arrays(ex_dev, heads)
-        return float(quick_metrics(heads, logits, t, k)["macro_f1"])
+        q = quick_metrics(heads, logits, t, k)
+        w = recipe.train.select_safety_ap
+        return float(q["macro_f1"] + (w * q["safety_ap"] if w and q.get("safety_ap") else 0.0))
 
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
