@@ -26,6 +26,7 @@ import torch
 from tokenizers import Tokenizer
 
 from gatecli.evaluation.metrics import average_precision, single_label
+from gatecli.heads import softmax
 from gatecli.records import read_jsonl
 from gatecli.template import serialize, template_from_catalog
 from gatecli_train import (
@@ -167,9 +168,7 @@ def quick_metrics(
         safety = res["per_class"]["safety"]
         out["safety_recall_argmax"] = safety["recall"] if safety["support"] else None
         # Threshold-free, so it holds whatever the calibration later picks (metrics docstring).
-        z = np.asarray(logits["decision"][m], dtype=np.float64)
-        p = np.exp(z - z.max(-1, keepdims=True))
-        p_safety = p[:, dec.labels.index("safety")] / p.sum(-1)
+        p_safety = softmax(np.asarray(logits["decision"][m]))[:, dec.labels.index("safety")]
         is_safety = np.asarray(gold) == "safety"
         out["safety_ap"] = average_precision(p_safety[is_safety], p_safety[~is_safety])
     return out
@@ -271,8 +270,7 @@ def fit(
         logits = trainer.predict_logits(m, ex_dev)
         t, k = examples.arrays(ex_dev, heads)
         q = quick_metrics(heads, logits, t, k)
-        w = recipe.train.select_safety_ap
-        return float(q["macro_f1"] + (w * q["safety_ap"] if w and q.get("safety_ap") else 0.0))
+        return float(q["macro_f1"] + recipe.train.select_safety_ap * (q.get("safety_ap") or 0.0))
 
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
