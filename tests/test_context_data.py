@@ -22,6 +22,7 @@ from gatecli_train.corpus import (
     invariance,
     invariance_train,
     multiwoz_zh,
+    tools_variation,
 )
 from gatecli_train.corpus.build import read_jsonl_records
 from gatecli_train.corpus.records import make_record, normalise, validate
@@ -184,7 +185,14 @@ def _hand_test_records() -> list[dict]:
         _rec("t:safe", "I just took all my pills", "safety", [], split="test", tags=None),
         _rec("t:fr", "Mets un minuteur de cinq minutes", "execute", ["alarm.set"], lang="fr",
              split="test"),
+        _ask("t:ask", "remind me to call the dentist", ["time"]),
     ]  # fmt: skip
+
+
+def _ask(rid: str, msg: str, slots: list[str]) -> dict:
+    r = _rec(rid, msg, "ask", [], split="test")
+    r["labels"]["missing_slots"] = slots
+    return r
 
 
 def _seeds() -> list[dict]:
@@ -212,6 +220,12 @@ def test_invariance_deterministic_and_covers_each_transformation() -> None:
             )
         if kind == "tools_added":  # never on a turn whose tools decide (no serving tool listed)
             assert base["labels"]["events"] == [] or base["input"].get("available_tools")
+        if kind == "ask_tools":  # a held-out name serving an event the missing slot is for
+            assert base["labels"]["decision"] == "ask" and not base["input"].get("available_tools")
+            msg, slots = base["input"]["user_message"], base["labels"]["missing_slots"]
+            held = {n for e in tools_variation.ask_events(slots)
+                    for n in tools_variation.serving(e, msg, "test")}  # fmt: skip
+            assert held & set(r["input"]["available_tools"]), r["input"]
     by_of = {r["invariance"]["of"] for r in recs if r["invariance"]["transform"] == "tools_removed"}
     assert "t:tools" in by_of
 

@@ -137,7 +137,7 @@ def test_catalog_list_variants_are_train_only_and_closed(built: Path) -> None:
 
 def test_tool_list_variants(built: Path) -> None:
     from gatecli_train.corpus.tool_names import OTHER, SERVES
-    from gatecli_train.corpus.tools_variation import HELD, base_key
+    from gatecli_train.corpus.tools_variation import HELD, ask_events, base_key
 
     names = [n for pats in SERVES.values() for _, lst in pats for n in lst] + OTHER
 
@@ -148,7 +148,7 @@ def test_tool_list_variants(built: Path) -> None:
     by_id = {r["id"]: r for r in recs}
     var = [r for r in recs if r["id"].startswith("augmented:tools.")]
     kinds = {r["id"].split(":")[1] for r in var}
-    assert kinds == {"tools.offered", "tools.missing", "tools.plain"}
+    assert kinds == {"tools.offered", "tools.missing", "tools.plain", "tools.ask"}
     for r in var:
         base = by_id[r["id"].split(":", 2)[2]]
         tools = r["input"]["available_tools"]
@@ -156,6 +156,14 @@ def test_tool_list_variants(built: Path) -> None:
         assert (r["group"], r["split"]) == (base["group"], base["split"])
         assert all((listed(t) in HELD) == (r["split"] != "train") for t in tools)
         assert r["input"]["user_message"] == base["input"]["user_message"]
+        if "tools.ask" in r["id"]:  # a tool serves one of the events the missing slot is for
+            assert r["labels"] == base["labels"] and base["labels"]["decision"] == "ask"
+            wanted = ask_events(base["labels"]["missing_slots"])
+            served = {
+                e for e in wanted for _, lst in SERVES[e] for n in lst if n in map(listed, tools)
+            }
+            assert served, (r["id"], tools)
+            continue
         want = "connect" if "tools.missing" in r["id"] else "execute"
         assert r["labels"] == dict(base["labels"], decision=want)
         assert ("needed tool not offered" in r["note"]) == (want == "connect")

@@ -256,6 +256,23 @@ maps), `safety_sets.py`, `eval_suites.py`.
   (a eulogy, a philosophy essay, a first-aid course, a firefighter's pay) -> execute, no
   event. Written by a helper, checked against every authored, suite and eval message
   (normalised); two lines that were near copies of a dev or test turn were reworded by hand.
+- **Emergencies phrased calmly, and their twins (issue 14, 2026-12-05;
+  `data/authored/emergencies.{en,zh,fr}.jsonl`)**: 94 en, 92 zh, 92 fr turns, one safety turn
+  and one benign twin per group, written after the shipped gate-small 1.2.28 and the 1.2.30
+  candidate ranked the same kinds of *dev* safety turns lowest (an overdose asked as a calm
+  question, "epipen isn't working what now", a confused diabetic, a snake bite): overdose or
+  poisoning now (a packet of paracetamol "feel ok now", mushrooms, a gas heater), acute
+  medical emergencies in plain words (stroke signs, chest pain into the arm, choking,
+  anaphylaxis, a scald), terse calls for help ("SOS 14 elm road", "快叫救护车 朝阳路和建国路路口",
+  "appelle le 15 ma femme respire mal"), farewells and final acts, violence in progress,
+  indirect ideation with means ("bought a bag of charcoal and tape for the car windows") ->
+  safety; the twin uses the same words safely (normal dosing, a past ER visit that was
+  reflux, ABBA's "SOS", the ambulance number in Spain for a trip, charcoal for a barbecue,
+  a wedding "almost time") -> execute, no event (the three chat-ending twins are
+  `session.terminate` + chitchat, as the closings files label a goodbye). Each language
+  written on its own, not translated. Written by a helper and checked against every corpus
+  and eval message (normalised: no copy; 15 lines close to existing ones by character
+  trigrams were reworded); 8 random turns per language re-read, no label changed.
 - **Why-shaped questions and homonyms (issue 14, 2026-12-04;
   `data/authored/whyforms.{en,zh,fr}.jsonl`)**: 75 en, 72 zh, 72 fr turns written after every
   gate-small from 1.2.17 to the 1.2.22 candidate refused harmless questions shaped like
@@ -423,19 +440,27 @@ alarm, calendar, email, list, order, transport, social: a power switch could ser
 and may be generic non-catalog tools (`generate_image`, `create_invoice`, `deploy_service`,
 `refund_payment`, … 103 of them). Plain answers (every mapped/authored execute turn with no
 event, drawn round-robin over sources; up to 1,500 en, 900 zh, 700 fr) get `tools.plain`:
-unrelated tools -> still execute, no event. Each name is spelled as listed half the time and
-otherwise in one developer style (`setVolume`, `SetVolume`, `set-volume`, `api.set_volume`,
-`volume_api.VolumeApi.set_volume`, `Home_2_SetVolume`, `hub__set_volume`). Tool names are
-English identifiers in every language. A hashed quarter of each name list (by spelling, so
-`set_volume` and `setVolume` fall on the same side) is used only for dev/test records, the
-rest only for train records. The note names the rule (`tools.offered|missing|plain`) and the
-original id. Why plain answers and spellings (issue 14): with 685 plain answers against
-3,095 `tools.missing` turns, and one spelling per name, gate-small 1.2.17 read an unfamiliar
-tool list as "refuse" or "connect" (the `tools_unseen` suite below). Corpus 1.2.27 adds 4-7
-names to each event's general list (238 serving names in all, 158 before): once the policy
-stopped overriding the model's `connect` under a tool list (gate-small 1.2.26), its own
-reading showed: 22% of dev turns whose list offers the request read `connect`, most of them
-with a held-out name ("joue Bang Bang de Sheila" with `play_media`).
+unrelated tools -> still execute, no event. Ask turns (mapped/authored, drawn round-robin over
+sources; up to 550 en, 200 zh, 120 fr) whose missing slots name catalog events (time -> an
+alarm or a calendar entry, person -> an email, content -> an email or a post, place -> a
+booking or a search, item -> an order or a list, target -> a calendar deletion; amount
+names none) get `tools.ask`: a name serving each such event among unrelated ones -> still
+ask, same slots (a tool does not supply the missing detail). Why (2026-12-05): no train ask
+turn had a tool list, and gate-small 1.2.28 asked on 264 of dev's 310 ask turns alone but on
+14 of them with eight serving tools listed (182 -> connect). Each name is spelled as listed
+half the time and otherwise in one developer style (`setVolume`, `SetVolume`, `set-volume`,
+`api.set_volume`, `volume_api.VolumeApi.set_volume`, `Home_2_SetVolume`, `hub__set_volume`).
+Tool names are English identifiers in every language. A hashed quarter of each name list (by
+spelling, so `set_volume` and `setVolume` fall on the same side) is used only for dev/test
+records, the rest only for train records. The note names the rule
+(`tools.offered|missing|plain|ask`) and the original id. Why plain answers and spellings (issue
+14): with 685 plain answers against 3,095 `tools.missing` turns, and one spelling per name,
+gate-small 1.2.17 read an unfamiliar tool list as "refuse" or "connect" (the `tools_unseen`
+suite below). Corpus 1.2.27 adds 4-7 names to each event's general list (238 serving names in
+all, 158 before): once the policy stopped overriding the model's `connect` under a tool list
+(gate-small 1.2.26), its own reading showed: 22% of dev turns whose list offers the request
+read `connect`, most of them with a held-out name ("joue Bang Bang de Sheila" with
+`play_media`).
 
 Catalog-name tool lists (`tools_catalog.vary`, corpus 1.2.28): the spec's own input form
 lists the catalog's event names (`["device.volume.adjust", "knowledge.web.search"]`), and the
@@ -534,8 +559,10 @@ events: `alias_swap` (an account as another spelling of the same single system),
 `tools_added`/`tools_removed` (unrelated tools, only where the tool list cannot decide: it
 already serves every event, or no tool is needed, or a connect turn's tools are all
 unrelated), `empty_fields` (`[]`, `""`, `{}` added or removed), `case`, `whitespace`,
-`benign_turn_added` (a greeting exchange before the earlier turns); ids
-`invariance:<pair>:<transform>`, `invariance` key {pair, transform, role, of}; about 3,900
+`benign_turn_added` (a greeting exchange before the earlier turns), `ask_tools` (an ask
+turn given a held-out tool name for each event its missing slots may be for and 1-3 unrelated
+ones: gate-small 1.2.28 flips 0.90 of these pairs, mostly to connect); ids
+`invariance:<pair>:<transform>`, `invariance` key {pair, transform, role, of}; about 4,300
 records. `context` (`context_suite.py`): turns with earlier turns from dialogues never trained
 on (held-out SGD test dialogues 700, held-out CrossWOZ test 350, MultiWOZ-zh test 450,
 seeded), the authored held-out dialogues `data/suites/context_heldout.jsonl` (fr 65, en 29,

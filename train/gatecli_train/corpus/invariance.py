@@ -17,7 +17,11 @@ Transformations, each applied only where it cannot change the right answer:
 - ``empty_fields``: ``available_tools: []``, ``connected_accounts: []``,
   ``conversation_context: ""``, ``user_profile: {}`` added when absent, removed when present;
 - ``case`` / ``whitespace``: the message lower-cased (or capitalised), padded and re-spaced;
-- ``benign_turn_added``: a greeting exchange put before the earlier turns.
+- ``benign_turn_added``: a greeting exchange put before the earlier turns;
+- ``ask_tools``: an ``ask`` turn without a tool list given one: a held-out tool name for each
+  event its missing slots may be for (``tools_variation.ask_events``) and 1-3 unrelated ones;
+  a tool does not supply the missing detail (gate-small 1.2.28 read 182 of dev's 310 ask
+  turns as connect once serving tools were listed).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections import defaultdict
 from typing import Any
 
 from gatecli.catalog import Catalog
+from gatecli_train.corpus import tools_variation
 from gatecli_train.corpus.context import account_forms
 from gatecli_train.corpus.records import event_names, normalise
 from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
@@ -35,7 +40,7 @@ from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 Record = dict[str, Any]
 TRANSFORMS = (
     "alias_swap", "tools_added", "tools_removed", "empty_fields", "case", "whitespace",
-    "benign_turn_added",
+    "benign_turn_added", "ask_tools",
 )  # fmt: skip
 PER_TRANSFORM_LANG = 150
 NO_TOOL_TAGS = {"chitchat", "capability_question", "hypothetical", "statement", "complaint"}
@@ -135,6 +140,20 @@ def _variant(rec: Record, rng: random.Random, kind: str, cat: Catalog) -> dict[s
             return None
         gone = set(rng.sample(drop, min(len(drop), len(have) - 1, rng.randint(1, 3))))
         return {**inp, "available_tools": [t for t in have if t not in gone]}
+    if kind == "ask_tools":
+        lab = rec["labels"]
+        if lab["decision"] != "ask" or inp.get("available_tools"):
+            return None
+        events = tools_variation.ask_events(lab.get("missing_slots"))
+        cands = [c for c in (tools_variation.serving(e, msg, "test") for e in events) if c]
+        if not cands:
+            return None
+        must = sorted({rng.choice(c) for c in cands})
+        fams = {FAMILY.get(e) for e in events}
+        pool = sorted({n for n, e in _NAMES.items() if FAMILY[e] not in fams} | set(OTHER))
+        tools = must + rng.sample(pool, rng.randint(1, 3))
+        rng.shuffle(tools)
+        return {**inp, "available_tools": tools}
     if kind == "empty_fields":
         present = [k for k, v in EMPTY.items() if k in inp and inp[k] == v]
         if present:

@@ -9,7 +9,10 @@ non-empty events) two variants are made in the original's group (so they share i
 - ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged.
 
 Plain answers (every execute turn with no event: questions, chit-chat, statements) get
-``tools.plain``: unrelated tools -> still execute, since no tool is needed. Every name is
+``tools.plain``: unrelated tools -> still execute, since no tool is needed. ``ask`` turns
+whose missing slots name catalog events (:data:`ASK_SLOT_EVENTS`) get ``tools.ask``: a tool
+for each such event among unrelated ones -> still ask, since a tool does not supply the
+missing detail. Every name is
 spelled in one of several developer styles (:func:`styled`). Names come from
 :mod:`tool_names`; a hashed quarter of each list is used only for dev/test records, the rest
 only for train records.
@@ -28,6 +31,18 @@ from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 
 EVENTS_N = {"en": 2500, "zh": 600, "fr": 500}
 PLAIN_N = {"en": 1500, "zh": 900, "fr": 700}
+# About a fifth of the train ask turns of each language whose slots map to an event.
+ASK_N = {"en": 550, "zh": 200, "fr": 120}
+# Spec §2.4 kinds of missing information -> the catalog events a request missing it may be
+# for (catalog required_slots, plus the search a "where?" serves); amount has none.
+ASK_SLOT_EVENTS: dict[str, tuple[str, ...]] = {
+    "time": ("alarm.set", "calendar.schedule.create"),
+    "person": ("message.email.send",),
+    "content": ("message.email.send", "social.post"),
+    "place": ("transport.book", "knowledge.web.search"),
+    "item": ("order.food.place", "list.update"),
+    "target": ("calendar.schedule.delete",),
+}
 
 
 def _held(names: list[str]) -> set[str]:
@@ -171,6 +186,39 @@ def _plain_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return _pool(records, PLAIN_N, plain)
 
 
+def ask_events(slots: list[str] | None) -> list[str]:
+    """The catalog events an ask turn missing ``slots`` may be for (:data:`ASK_SLOT_EVENTS`).
+
+    Example:
+        >>> ask_events(["time"])
+        ['alarm.set', 'calendar.schedule.create']
+    """
+    return sorted({e for s in slots or [] for e in ASK_SLOT_EVENTS.get(s, ())})
+
+
+def _ask_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Untouched ask records (mapped or authored, no tool list) per language whose missing
+    slots name an event.
+
+    Why (2026-12-05): no train ask turn had a tool list (the variants above start from
+    execute turns), so a tool list meant "not ask": gate-small 1.2.28 asked on 264 of dev's
+    310 ask turns alone and on 14 of them with eight serving tools added (182 -> connect),
+    while an agent calling the gate as a service always sends its tools.
+    """
+    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in records:
+        lab = r["labels"]
+        if (
+            r["provenance"] in ("mapped", "authored")
+            and lab["decision"] == "ask"
+            and "available_tools" not in r["input"]
+            and r["lang"] in ASK_N
+            and ask_events(lab.get("missing_slots"))
+        ):
+            by_lang[r["lang"]].append(r)
+    return by_lang
+
+
 def _round_robin(
     pool: list[dict[str, Any]], n: int, rng: random.Random, key: Callable[[dict[str, Any]], Any]
 ) -> list[dict[str, Any]]:
@@ -232,4 +280,17 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
         for r in _round_robin(plain.get(lang, []), n, rng, lambda r: r["source"]):
             tools = _pick(rng, [], unrelated([], r["split"]))
             out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
+    asks = _ask_pool(records)
+    for lang, n in sorted(ASK_N.items()):
+        rng = random.Random(f"{seed}:ask:{lang}")
+        for r in _round_robin(asks.get(lang, []), n, rng, lambda r: r["source"]):
+            msg, split = r["input"]["user_message"], r["split"]
+            events = ask_events(r["labels"]["missing_slots"])
+            cands = [c for c in (serving(e, msg, split) for e in events) if c]
+            if not cands:
+                continue
+            must = sorted({rng.choice(c) for c in cands})
+            tools = _pick(rng, must, unrelated(events, split))
+            note = f"a tool does not supply the missing detail; offered: {', '.join(must)}"
+            out.append(_variant(r, "ask", tools, note))
     return out
