@@ -74,6 +74,12 @@ def _tool_family(tool: Any) -> str | None:
     return "other" if tool in OTHER else None
 
 
+def _unrelated_names(events: list[str]) -> list[str]:
+    """Listed names (any split, as written) from no family of ``events``, and generic ones."""
+    fams = {FAMILY.get(e) for e in events}
+    return sorted({n for n, e in _NAMES.items() if FAMILY[e] not in fams} | set(OTHER))
+
+
 def _serves(tool: Any, event: str) -> bool:
     if isinstance(tool, str) and tool.strip().lower() == event:
         return True
@@ -128,8 +134,7 @@ def _variant(rec: Record, rng: random.Random, kind: str, cat: Catalog) -> dict[s
     if kind == "tools_added":
         if not tools_ok(rec):
             return None
-        fams = {FAMILY.get(e) for e in rec["labels"]["events"] or []}
-        pool = sorted({n for n, e in _NAMES.items() if FAMILY[e] not in fams} | set(OTHER))
+        pool = _unrelated_names(rec["labels"]["events"] or [])
         have = list(inp.get("available_tools") or [])
         extra = [t for t in rng.sample(pool, 3) if t not in have][: rng.randint(1, 3)]
         return {**inp, "available_tools": have + extra}
@@ -145,13 +150,10 @@ def _variant(rec: Record, rng: random.Random, kind: str, cat: Catalog) -> dict[s
         if lab["decision"] != "ask" or inp.get("available_tools"):
             return None
         events = tools_variation.ask_events(lab.get("missing_slots"))
-        cands = [c for c in (tools_variation.serving(e, msg, "test") for e in events) if c]
-        if not cands:
+        must = tools_variation.serving_picks(events, msg, "test", rng)
+        if not must:
             return None
-        must = sorted({rng.choice(c) for c in cands})
-        fams = {FAMILY.get(e) for e in events}
-        pool = sorted({n for n, e in _NAMES.items() if FAMILY[e] not in fams} | set(OTHER))
-        tools = must + rng.sample(pool, rng.randint(1, 3))
+        tools = must + rng.sample(_unrelated_names(events), rng.randint(1, 3))
         rng.shuffle(tools)
         return {**inp, "available_tools": tools}
     if kind == "empty_fields":

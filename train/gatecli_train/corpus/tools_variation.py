@@ -12,10 +12,9 @@ Plain answers (every execute turn with no event: questions, chit-chat, statement
 ``tools.plain``: unrelated tools -> still execute, since no tool is needed. ``ask`` turns
 whose missing slots name catalog events (:data:`ASK_SLOT_EVENTS`) get ``tools.ask``: a tool
 for each such event among unrelated ones -> still ask, since a tool does not supply the
-missing detail. Every name is
-spelled in one of several developer styles (:func:`styled`). Names come from
-:mod:`tool_names`; a hashed quarter of each list is used only for dev/test records, the rest
-only for train records.
+missing detail. Every name is spelled in one of several developer styles (:func:`styled`).
+Names come from :mod:`tool_names`; a hashed quarter of each list is used only for dev/test
+records, the rest only for train records.
 """
 
 from __future__ import annotations
@@ -145,15 +144,18 @@ def unrelated(events: list[str], split: str) -> list[str]:
 
 
 def _pool(
-    records: list[dict[str, Any]], langs: dict[str, int], want: Callable[[dict[str, Any]], bool]
+    records: list[dict[str, Any]],
+    langs: dict[str, int],
+    want: Callable[[dict[str, Any]], bool],
+    decision: str = "execute",
 ) -> dict[str, list[dict[str, Any]]]:
-    """Untouched execute records (mapped or authored, no tool list yet) per language, where
-    ``want`` holds."""
+    """Untouched records of ``decision`` (mapped or authored, no tool list yet) per language,
+    where ``want`` holds."""
     by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
         if (
             r["provenance"] in ("mapped", "authored")
-            and r["labels"]["decision"] == "execute"
+            and r["labels"]["decision"] == decision
             and "available_tools" not in r["input"]
             and r["lang"] in langs
             and want(r)
@@ -205,18 +207,18 @@ def _ask_pool(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     310 ask turns alone and on 14 of them with eight serving tools added (182 -> connect),
     while an agent calling the gate as a service always sends its tools.
     """
-    by_lang: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        lab = r["labels"]
-        if (
-            r["provenance"] in ("mapped", "authored")
-            and lab["decision"] == "ask"
-            and "available_tools" not in r["input"]
-            and r["lang"] in ASK_N
-            and ask_events(lab.get("missing_slots"))
-        ):
-            by_lang[r["lang"]].append(r)
-    return by_lang
+
+    def slots_name_event(r: dict[str, Any]) -> bool:
+        return bool(ask_events(r["labels"].get("missing_slots")))
+
+    return _pool(records, ASK_N, slots_name_event, "ask")
+
+
+def serving_picks(events: list[str], message: str, split: str, rng: random.Random) -> list[str]:
+    """One serving name drawn for each of ``events`` that has any for this message, sorted
+    (an ask turn's tool list here and the ``invariance`` suite's ``ask_tools``)."""
+    cands = [c for c in (serving(e, message, split) for e in events) if c]
+    return sorted({rng.choice(c) for c in cands})
 
 
 def _round_robin(
@@ -286,10 +288,9 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
         for r in _round_robin(asks.get(lang, []), n, rng, lambda r: r["source"]):
             msg, split = r["input"]["user_message"], r["split"]
             events = ask_events(r["labels"]["missing_slots"])
-            cands = [c for c in (serving(e, msg, split) for e in events) if c]
-            if not cands:
+            must = serving_picks(events, msg, split, rng)
+            if not must:
                 continue
-            must = sorted({rng.choice(c) for c in cands})
             tools = _pick(rng, must, unrelated(events, split))
             note = f"a tool does not supply the missing detail; offered: {', '.join(must)}"
             out.append(_variant(r, "ask", tools, note))
