@@ -124,7 +124,9 @@ def serving(event: str, message: str, split: str) -> list[str]:
     """Names that serve ``event`` for this message (generic ones, plus topic-specific ones).
 
     Example:
-        >>> "get_stock_price" in serving("knowledge.web.search", "apple stock price?", "train")
+        >>> "get_stock_quote" in serving("knowledge.web.search", "apple stock price?", "train")
+        True
+        >>> "get_stock_price" in serving("knowledge.web.search", "apple stock price?", "test")
         True
     """
     names = [
