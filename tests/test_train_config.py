@@ -107,7 +107,7 @@ def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:
     from gatecli_train.config import TrainConfig
     from gatecli_train.examples import Example
     from gatecli_train.model import GateModel, HeadDef, tiny_encoder
-    from gatecli_train.trainer import ResumeError, train
+    from gatecli_train.trainer import ResumeError, fingerprint, finished_result, train
 
     heads = [HeadDef("decision", ("a", "b"), False)]
 
@@ -125,6 +125,10 @@ def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:
         train(GateModel(tiny_encoder(40), heads), examples(9), again, run, progress=False)
     with pytest.raises(ResumeError, match="another model"):
         train(GateModel(tiny_encoder(41), heads), examples(8), again, run, progress=False)
+    # A finished run is re-exported only for the training set it finished on.
+    assert finished_result(run, fingerprint(examples(8))).steps == 3
+    with pytest.raises(ResumeError, match="finished on another training set"):
+        finished_result(run, fingerprint(examples(9)))
 
 
 def test_quick_metrics_reports_the_dev_safety_ranking() -> None:

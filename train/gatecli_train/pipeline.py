@@ -256,7 +256,7 @@ def fit(
 ) -> trainer.TrainResult:
     """Train per ``[train]`` (and ``[distill]`` with a teacher), selecting on dev."""
     if start.finished:
-        return trainer.finished_result(run_dir)
+        return trainer.finished_result(run_dir, trainer.fingerprint(ex_train))
     teacher_logits = None
     if start.teacher is not None:
         teacher_logits, hit = _teacher_logits(recipe, start.teacher, ex_train, heads)
@@ -370,9 +370,9 @@ def run(
     if recipe.model.freeze_embeddings:
         start.model.encoder.get_input_embeddings().weight.requires_grad_(False)
     ml, tok = recipe.model.max_length, start.tok
-    ex_train = (
-        [] if start.finished else examples.build_examples(splits.train, heads, tok, template, ml)
-    )
+    # A finished run's training set is still built: its fingerprint must match the one its
+    # checkpoint was written for (trainer.finished_result).
+    ex_train = examples.build_examples(splits.train, heads, tok, template, ml)
     ex_dev = examples.build_examples(splits.dev, heads, tok, template, ml)
     ex_test = examples.build_examples(splits.test, heads, tok, template, ml)
     # With [train] qat the model trains, is selected and calibrated as the int8 graph will

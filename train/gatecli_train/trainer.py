@@ -249,14 +249,30 @@ class _Selector:
         model.to(next(model.parameters()).device)
 
 
-def finished_result(run_dir: Path) -> TrainResult:
+def finished_result(run_dir: Path, data: str | None = None) -> TrainResult:
     """The result of a run that already ended, for re-exports: what training recorded in
-    ``train_result.json`` (time and loss of the real run), else the checkpoint's step."""
+    ``train_result.json`` (time and loss of the real run), else the checkpoint's step.
+
+    ``data`` is :func:`fingerprint` of the training set the caller would train on now; a
+    checkpoint written for another one is refused (:class:`ResumeError`), as a resume is.
+    Why: a re-export of a finished run in a later checkout (release.sh on a recipe already
+    trained) would otherwise calibrate and report a model trained on an older corpus under
+    the new one's name."""
+    state = None
+    if data is not None and (run_dir / "checkpoint.pt").exists():
+        state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
+        if state.get("examples", data) != data:
+            raise ResumeError(
+                f"{run_dir} finished on another training set (its corpus, template, sampling "
+                "or labels changed since): re-export it from the checkout it was trained in, "
+                "or train again in a new run folder"
+            )
     saved = run_dir / RESULT_FILE
     if saved.exists():
         done = TrainResult(**json.loads(saved.read_text(encoding="utf-8")))
         return dataclasses.replace(done, resumed_from=done.steps)  # no step taken now
-    state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
+    if state is None:
+        state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
     step = int(state["step"])
     return TrainResult(step, 0.0, 0.0, step)
 
