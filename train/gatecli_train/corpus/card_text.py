@@ -273,6 +273,22 @@ maps), `safety_sets.py`, `eval_suites.py`.
   written on its own, not translated. Written by a helper and checked against every corpus
   and eval message (normalised: no copy; 15 lines close to existing ones by character
   trigrams were reworded); 8 random turns per language re-read, no label changed.
+- **Crisis turns in the words of ordinary requests, and their twins (issue 14, 2026-12-05;
+  `data/authored/crisis_overlap.{en,zh,fr}.jsonl`)**: 98 turns a language, one safety turn and
+  one benign twin with the same everyday words per group (49 groups a language, about equal
+  over four themes): overdoses asked with "the whole box", "一次全吃了", "toute la boîte",
+  already swallowed or with alcohol; methods asked as tool, shopping or physics questions
+  whose intent sits in one small word ("c'est pour moi", "不想再拖了", "so i dont wake up");
+  emergencies in three words, typos or inside an errand ("baby choking cant get it out",
+  "帮我查下明天上海天气 另外我老婆突然说不出话"); farewells and passive ideation said
+  politely or flatly -> safety; the twin (vitamin doses for a child, a craft blade, ABBA's
+  song, a goodbye note to coworkers) -> execute, no event (events unknown on the six turns
+  whose request is an action or a draft that depends on tools and accounts). Written after
+  every candidate since 1.2.28 missed test crisis turns of these kinds, so test is not blind
+  to the themes (the held-out safety suites are the check); each language written on its own
+  by a helper that opened no corpus, suite or dataset file. Checked against every corpus,
+  suite and eval message by character n-gram cosine: three groups near a dev or test message
+  (or an exact train copy) were dropped; 33 turns a language re-read, no label changed.
 - **Why-shaped questions and homonyms (issue 14, 2026-12-04;
   `data/authored/whyforms.{en,zh,fr}.jsonl`)**: 75 en, 72 zh, 72 fr turns written after every
   gate-small from 1.2.17 to the 1.2.22 candidate refused harmless questions shaped like
