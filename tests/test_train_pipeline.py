@@ -106,9 +106,16 @@ def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
     cfg = json.loads((out / "gatecli.json").read_text())
     assert set(cfg["heads"]) == {"decision", "events", "scenario_tags", "missing_slots"}
     assert all(h["temperature"] > 0 for h in cfg["heads"].values())
-    # resuming a finished run does no more steps
-    res2 = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+    # resuming a finished run does no more steps, and keeps the recipe it was trained with
+    trained_with = (run / "recipe.resolved.json").read_text()
+    res2 = subprocess.run(
+        [*cmd, "--set", "export.min_int8_agreement=0.5"],
+        capture_output=True, text=True, cwd=REPO, timeout=900,
+    )  # fmt: skip
     assert res2.returncode == 0 and json.loads(res2.stdout)["resumed_from"] == summary["steps"]
+    assert (run / "recipe.resolved.json").read_text() == trained_with
+    reexport = json.loads((run / "recipe.reexport.json").read_text())
+    assert reexport["export"]["min_int8_agreement"] == 0.5
     cls = subprocess.run(
         [sys.executable, "-m", "gatecli.main", "classify", "-", "--model", str(out)],
         input="声音调到90\n",

@@ -361,7 +361,11 @@ def run(
     t0 = time.perf_counter()
     torch.manual_seed(recipe.train.seed)
     run_dir.mkdir(parents=True, exist_ok=True)
-    save_resolved(recipe, run_dir / "recipe.resolved.json")
+    # A finished run keeps the recipe it was trained with; a re-export's (export overrides,
+    # a lowered parity floor) is saved beside it, not over it.
+    finished = all((run_dir / f).exists() for f in RUN_FILES)
+    resolved = "recipe.reexport.json" if finished else "recipe.resolved.json"
+    save_resolved(recipe, run_dir / resolved)
     heads, template = heads_and_template()
     splits = load_splits(recipe.data, recipe.train.seed)
     start = start_model(recipe, run_dir, heads, splits, template)
