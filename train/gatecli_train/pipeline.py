@@ -174,6 +174,12 @@ def quick_metrics(
     return out
 
 
+def is_finished(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a finished run (its weights saved): it is then re-exported,
+    not trained."""
+    return all((run_dir / f).exists() for f in RUN_FILES)
+
+
 def start_model(
     recipe: Recipe, run_dir: Path, heads: list[HeadDef], splits: Splits, template: dict[str, Any]
 ) -> Start:
@@ -181,7 +187,7 @@ def start_model(
     teacher (or, with ``model.init_from`` too, that student distilled further), a finished
     run to continue (``model.init_from``), or a fresh ``[model]`` base (its vocabulary
     trimmed to the corpus text)."""
-    if all((run_dir / f).exists() for f in RUN_FILES):
+    if is_finished(run_dir):
         model, tok = load_run_model(run_dir, heads)
         return Start(model, tok, _run_base(run_dir) or {}, finished=True)
     teacher_dir = Path(recipe.distill.teacher) if recipe.distill.teacher else None
@@ -363,8 +369,7 @@ def run(
     run_dir.mkdir(parents=True, exist_ok=True)
     # A finished run keeps the recipe it was trained with; a re-export's (export overrides,
     # a lowered parity floor) is saved beside it, not over it.
-    finished = all((run_dir / f).exists() for f in RUN_FILES)
-    resolved = "recipe.reexport.json" if finished else "recipe.resolved.json"
+    resolved = "recipe.reexport.json" if is_finished(run_dir) else "recipe.resolved.json"
     save_resolved(recipe, run_dir / resolved)
     heads, template = heads_and_template()
     splits = load_splits(recipe.data, recipe.train.seed)
