@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -75,7 +75,7 @@ def _resume(ckpt: Path, model: GateModel, opt, sched, device: torch.device, data
     fingerprints existed are resumed as they were."""
     state = torch.load(ckpt, map_location=device, weights_only=False)
     again = "resume with the corpus, template and recipe it started with, or use a new run folder"
-    if state.get("examples", data) != data:
+    if _other_training_set(state, data):
         raise ResumeError(
             f"{ckpt} was written for another training set (its corpus, template, sampling or "
             f"labels changed since the run started): {again}"
@@ -249,7 +249,13 @@ class _Selector:
         model.to(next(model.parameters()).device)
 
 
-def finished_result(run_dir: Path, data: str | None = None) -> TrainResult:
+def _other_training_set(state: dict[str, Any], data: str) -> bool:
+    """Whether a checkpoint was written for a training set whose :func:`fingerprint` is not
+    ``data``. Checkpoints from before fingerprints existed carry none and pass."""
+    return state.get("examples", data) != data
+
+
+def finished_result(run_dir: Path, data: str) -> TrainResult:
     """The result of a run that already ended, for re-exports: what training recorded in
     ``train_result.json`` (time and loss of the real run), else the checkpoint's step.
 
@@ -258,21 +264,20 @@ def finished_result(run_dir: Path, data: str | None = None) -> TrainResult:
     Why: a re-export of a finished run in a later checkout (release.sh on a recipe already
     trained) would otherwise calibrate and report a model trained on an older corpus under
     the new one's name."""
-    state = None
-    if data is not None and (run_dir / "checkpoint.pt").exists():
-        state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
-        if state.get("examples", data) != data:
-            raise ResumeError(
-                f"{run_dir} finished on another training set (its corpus, template, sampling "
-                "or labels changed since): re-export it from the checkout it was trained in, "
-                "or train again in a new run folder"
-            )
+    ckpt = run_dir / "checkpoint.pt"
+    state = torch.load(ckpt, map_location="cpu", weights_only=False) if ckpt.exists() else None
+    if state is not None and _other_training_set(state, data):
+        raise ResumeError(
+            f"{run_dir} finished on another training set (its corpus, template, sampling "
+            "or labels changed since): re-export it from the checkout it was trained in, "
+            "or train again in a new run folder"
+        )
     saved = run_dir / RESULT_FILE
     if saved.exists():
         done = TrainResult(**json.loads(saved.read_text(encoding="utf-8")))
         return dataclasses.replace(done, resumed_from=done.steps)  # no step taken now
     if state is None:
-        state = torch.load(run_dir / "checkpoint.pt", map_location="cpu", weights_only=False)
+        raise FileNotFoundError(f"{run_dir} has neither {RESULT_FILE} nor checkpoint.pt")
     step = int(state["step"])
     return TrainResult(step, 0.0, 0.0, step)
 
