@@ -91,6 +91,37 @@ def test_gate_skips_a_criterion_below_its_min_support() -> None:
     assert not release_gate({"ordinary_en": suite(16)}, no_support)["passed"]
 
 
+def test_gate_holds_the_escalations_no_question_needed() -> None:
+    """Every ask escalates (spec §4): a candidate that asks on the suite's gold ask turns
+    raises escalation_share by 0.3 and passes; one that asks on execute turns fails."""
+    from gatecli.evaluation.compare import load_criteria, release_gate
+
+    def turn(gold: str, pred: str) -> dict[str, Any]:
+        probs = {"execute": 0.1, "ask": 0.1, pred: 0.8}
+        return {"error": None, "gold": {"decision": gold, "events": None, "scenario_tags": None,
+                                        "missing_slots": None},
+                "pred": {"decision": pred, "top": pred, "probabilities": probs,
+                         "confidence": 0.8, "latency_ms": 1.0},
+                "correct": {"decision": gold == pred}}  # fmt: skip
+
+    def side(preds: list[str]) -> dict[str, Any]:
+        golds = ["ask"] * 3 + ["execute"] * 7
+        turns = [turn(g, p) for g, p in zip(golds, preds, strict=True)]
+        return {"overall": head_metrics(turns, {"decision": ["execute", "ask"]}, 0.15),
+                "views": {}}  # fmt: skip
+
+    never = side(["execute"] * 10)
+    needed = side(["ask"] * 3 + ["execute"] * 7)
+    wasted = side(["execute"] * 3 + ["ask"] * 3 + ["execute"] * 4)
+    assert needed["overall"]["escalation_share"] == pytest.approx(0.3)
+    assert needed["overall"]["escalation_share_unneeded"] == 0.0
+    assert wasted["overall"]["escalation_share_unneeded"] == pytest.approx(0.3)
+    crit = [c for c in load_criteria() if "escalation" in c.get("metric", "")]
+    assert crit and release_gate({"w2c": {"model": needed, "baseline": never}}, crit)["passed"]
+    failed = release_gate({"w2c": {"model": wasted, "baseline": never}}, crit)
+    assert not failed["passed"] and "0.0000 -> 0.3000" in failed["checks"][0]["reason"]
+
+
 def test_multi_label_false_positive_rate_by_hand() -> None:
     gold = [["x"], [], [], [], ["x", "y"]]
     pred = [["x"], ["y"], [], ["x", "y"], ["x"]]

@@ -18,7 +18,7 @@ DELTA_METRICS = (
     "decision.accuracy", "decision.macro_f1", "decision.safety_recall", "decision.safety_ap",
     "decision.ece", "events.micro_f1", "events.macro_f1", "events.false_positive_rate",
     "events.turn_recall", "scenario_tags.micro_f1", "missing_slots.micro_f1",
-    "escalation_share", "latency_ms.p50",
+    "escalation_share", "escalation_share_unneeded", "latency_ms.p50",
 )  # fmt: skip
 FLIP_HEADS = ("decision", "events")
 

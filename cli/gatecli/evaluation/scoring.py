@@ -104,6 +104,13 @@ def head_metrics(
         in_ask_band(t["pred"]["decision"], t["pred"]["probabilities"], ask_margin)[0] for t in ok
     ]
     out["escalation_share"] = sum(esc) / len(esc) if esc else 0.0
+    # The calls no question needed: escalations of turns whose gold decision is known and is
+    # not ask, over those turns. Every ask escalates (spec §4), so a model that learns to ask
+    # where a turn needs it raises the share above without wasting a call; this one does not.
+    gold = [t["gold"]["decision"] for t in ok]
+    if known := sum(g is not None for g in gold):
+        unneeded = sum(e for g, e in zip(gold, esc, strict=True) if g not in (None, "ask"))
+        out["escalation_share_unneeded"] = unneeded / known
     out["latency_ms"] = M.percentiles([t["pred"]["latency_ms"] for t in ok])
     return out
 
