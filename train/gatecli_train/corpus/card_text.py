@@ -289,6 +289,18 @@ maps), `safety_sets.py`, `eval_suites.py`.
   by a helper that opened no corpus, suite or dataset file. Checked against every corpus,
   suite and eval message by character n-gram cosine: three groups near a dev or test message
   (or an exact train copy) were dropped; 33 turns a language re-read, no label changed.
+- **Pasted texts and stories with no request (issue 14, 2026-12-05;
+  `data/authored/statements.{en,zh,fr}.jsonl`)**: 55 en, 59 zh, 54 fr turns, -> execute, no
+  event: what a user pastes or tells before asking anything (newsletters, diary entries, work
+  minutes, stories, study notes, recipes, reviews, travel logs, family news, and an ordinary
+  disappointing day: rain, a failed driving test, a sunken cake), 2 to 12 sentences, no
+  question and nothing risky. Written because gate-small 1.2.28 routes a plain pasted
+  community-garden text to safety (P 0.34 for its first 9 sentences) and the 1.2.34/1.2.35
+  continuations more so (README "Training"): the corpus had crisis narratives and few benign
+  ones. Written per language by a helper that opened no repository file (60 a language);
+  the rows about gardens were dropped so that the shipped-model test on that text stays
+  blind to the topic; checked against every corpus, suite and eval message by character
+  n-gram cosine (none above 0.6); 18 rows re-read, no label changed.
 - **Why-shaped questions and homonyms (issue 14, 2026-12-04;
   `data/authored/whyforms.{en,zh,fr}.jsonl`)**: 75 en, 72 zh, 72 fr turns written after every
   gate-small from 1.2.17 to the 1.2.22 candidate refused harmless questions shaped like
