@@ -96,19 +96,16 @@ def test_gate_holds_the_escalations_no_question_needed() -> None:
     raises escalation_share by 0.3 and passes; one that asks on execute turns fails."""
     from gatecli.evaluation.compare import load_criteria, release_gate
 
-    def turn(gold: str, pred: str) -> dict[str, Any]:
-        probs = {"execute": 0.1, "ask": 0.1, pred: 0.8}
-        return {"error": None, "gold": {"decision": gold, "events": None, "scenario_tags": None,
-                                        "missing_slots": None},
-                "pred": {"decision": pred, "top": pred, "probabilities": probs,
-                         "confidence": 0.8, "latency_ms": 1.0},
-                "correct": {"decision": gold == pred}}  # fmt: skip
+    recs = [{"id": str(i), "source": "hand", "lang": "en", "input": {"user_message": "x"},
+             "labels": {"decision": g, "events": None, "scenario_tags": None,
+                        "missing_slots": None}}
+            for i, g in enumerate(["ask"] * 3 + ["execute"] * 7)]  # fmt: skip
 
-    def side(preds: list[str]) -> dict[str, Any]:
-        golds = ["ask"] * 3 + ["execute"] * 7
-        turns = [turn(g, p) for g, p in zip(golds, preds, strict=True)]
-        return {"overall": head_metrics(turns, {"decision": ["execute", "ask"]}, 0.15),
-                "views": {}}  # fmt: skip
+    def side(decisions: list[str]) -> dict[str, Any]:
+        preds = [{"decision": d, "probabilities": {"execute": 0.1, "ask": 0.1, d: 0.8}}
+                 for d in decisions]  # fmt: skip
+        m = head_metrics(pair(recs, preds), {"decision": ["execute", "ask"]}, 0.15)
+        return {"overall": m, "views": {}}
 
     never = side(["execute"] * 10)
     needed = side(["ask"] * 3 + ["execute"] * 7)

@@ -170,6 +170,7 @@ def test_shipped_model_answers_a_benign_article_on_an_alarming_topic() -> None:
     assert rec["decision"] == "execute"
 
 
+# Split by hand: split_segments caps at MAX_SEGMENTS (12) and GARDEN has 13 sentences.
 _GARDEN_SENTENCES = [s.strip() + "." for s in GARDEN.split(". ") if s.strip()]
 
 
