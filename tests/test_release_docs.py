@@ -61,7 +61,7 @@ def test_release_notes_section_and_changelog_replace(tmp_path: Path) -> None:
         "suites": {"test": {"n": 2, "model": {"m": 1}, "baseline": {"b": 1}}},
     }  # fmt: skip
     text = release_notes.section(res, "1.2.0")
-    assert "**fails** (1 checks)" in text and "safety_recall: 0.9 -> 0.8" in text
+    assert "**fails** (1 check)" in text and "safety_recall: 0.9 -> 0.8" in text
     assert "| test | 1 | 1 | +0.050 |" in text
     assert "Not checked:" in text and "ordinary_en: events_micro_f1: skipped:" in text
     assert "什么是斯多葛主义？" in text and "a \\| b" in text

@@ -12,6 +12,8 @@
 #                     the segment rule's decision.segment_min_prob chosen on dev where it helps
 #                     and its graph saved optimised where that changes no logit (preoptimize)
 #   segment_study.json   that choice and what it costs on every suite (segment_study --apply)
+#   model.fp32cal/    the same folder with the thresholds training fitted on the fp32 model
+#                     (model/ holds them refitted on its own int8 graph: step recalibrate)
 #   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
 #   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
 #   boundary_rank.json   AUROC and matched-recall false refusal: new, previous, TF-IDF
@@ -27,6 +29,8 @@
 # TRAIN_SET="key=value ..." passes each as --set to the train step, e.g. to evaluate a
 # candidate whose export failed its parity floor (TRAIN_SET=export.min_int8_agreement=0.994:
 # the run is resumed, only calibration and export are redone); say so wherever it is reported.
+# REUSE_MODEL=1 with WORK set to where `gatecli train --out $WORK/model` wrote skips the train
+# step (see below).
 set -euo pipefail
 
 recipe=${1:?recipe .toml}
@@ -55,7 +59,23 @@ step() {
 
 train_set=()
 for kv in ${TRAIN_SET:-}; do train_set+=(--set "$kv"); done
-step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress "${train_set[@]}"
+# REUSE_MODEL=1 keeps a $WORK/model that `gatecli train -c RECIPE --out $WORK/model` already
+# wrote, so a candidate can be checked by hand (a recipe's "check before any release chain")
+# before the chain spends its hour; without it a finished run is re-exported (about 6 min).
+if [ -n "${REUSE_MODEL:-}" ] && [ -f "$WORK/model/gatecli.json" ]; then
+  echo "== train: reusing $WORK/model (REUSE_MODEL)" >&2
+else
+  step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress "${train_set[@]}"
+fi
+# Thresholds refitted on dev with the folder's own int8 graph (`gatecli calibrate`, the
+# recipe's [calibration] rule): training fits them on the fp32 model before export, and the
+# runtime reads the int8 one. 1.2.36's fp32 fit put the safety threshold at 0.16 (en 0.31);
+# on the int8 graph the same rule picks 0.14 (en 0.29) and dev safety recall 0.936 -> 0.942.
+# Before the segment study, which reads the folder's thresholds. About 40 s on dev.
+step recalibrate gatecli calibrate -m "$WORK/model" -c "$recipe" -o "$WORK/model.recal" \
+  --version "$version" && rm -rf "$WORK/model.fp32cal" &&
+  mv "$WORK/model" "$WORK/model.fp32cal" && mv "$WORK/model.recal" "$WORK/model" ||
+  echo "recalibration failed: the folder keeps its training-time thresholds" >&2
 # The segment rule's sentence threshold is chosen on dev (like the calibrated thresholds) and
 # written into the new folder's policy when it is above the floors, so the eval below, the
 # gate and the card all read the folder that would ship.

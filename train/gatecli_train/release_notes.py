@@ -46,7 +46,8 @@ def section(res: dict[str, Any], version: str) -> str:
     lines = [f"## {version}", "", f"Compared with `{res['baseline']}` by `gatecli eval "
              f"--baseline` on every suite (same records, same order).", ""]  # fmt: skip
     failed = [c for c in gate.get("checks", []) if not c.get("passed")]
-    verdict = "passes" if gate.get("passed") else f"**fails** ({len(failed)} checks)"
+    n_failed = f"{len(failed)} check" + ("" if len(failed) == 1 else "s")
+    verdict = "passes" if gate.get("passed") else f"**fails** ({n_failed})"
     lines += [f"Release gate (`{Path(gate.get('criteria_file', '')).name}`): {verdict}.", ""]
     for c in failed:
         lines.append(f"- {c['suite']}: {c['name']}: {c['reason']}")
