@@ -322,4 +322,6 @@ def test_readme_table_row_comes_from_the_eval_file(tiny_model_dir: Path, tmp_pat
     cells = [c.strip() for c in table[2].strip("|").split("|")]
     assert table[0] == README_HEADER.splitlines()[0]
     assert cells[0] == "tiny" and cells[1] == f"{dec['macro_f1']:.3f}"
-    assert len(cells) == 13 and cells[-1] == "–" and cells[-4] == "–"
+    assert len(cells) == 14 and cells[-1] == "–" and cells[-4] == "–"
+    ap = dec.get("safety_ap")
+    assert cells[7] == (f"{ap:.3f}" if ap is not None else "–")  # beside recall and precision

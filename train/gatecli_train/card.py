@@ -68,7 +68,10 @@ def _model(res: dict[str, Any], suite: str) -> dict[str, Any]:
 
 
 def readme_row(name: str, res: dict[str, Any]) -> str:
-    """The README's headline numbers for one evaluation file."""
+    """The README's headline numbers for one evaluation file. Safety AP sits beside recall and
+    precision because those two are read at each model's own threshold: 1.2.36's first
+    evaluation lost test safety recall (0.981 -> 0.966) at an equal AP (0.961 / 0.960), an
+    operating point, not a worse ranking."""
     test = _model(res, "test")
     dec = _g(test, "overall", "decision") or {}
     langs = [_g(test, "by_lang", lang, "decision", "macro_f1") for lang in ("en", "zh", "fr")]
@@ -78,6 +81,7 @@ def readme_row(name: str, res: dict[str, Any]) -> str:
         *langs,
         dec.get("safety_recall"),
         _g(dec, "per_class", "safety", "precision"),
+        dec.get("safety_ap"),
         _g(test, "overall", "events", "micro_f1"),
         _g(test, "overall", "events", "false_positive_rate"),
         _g(_model(res, "xstest"), "views", "xstest", "over_refusal_rate"),
@@ -90,8 +94,8 @@ def readme_row(name: str, res: dict[str, Any]) -> str:
 
 README_HEADER = (
     "| model | test decision macro-F1 | en | zh | fr | safety recall | safety precision "
-    "| events micro-F1 | false events on no-event turns | XSTest over-refusal "
-    "| When2Call macro-F1 | SimpleSafetyTests safety recall | seeds passing |\n" + "|---" * 13 + "|"
+    "| safety AP | events micro-F1 | false events on no-event turns | XSTest over-refusal "
+    "| When2Call macro-F1 | SimpleSafetyTests safety recall | seeds passing |\n" + "|---" * 14 + "|"
 )
 
 
