@@ -34,6 +34,7 @@ from gatecli_train import (
     examples,
     export,
     from_onnx,
+    pinned,
     qat,
     teacher_cache,
     tokenizer,
@@ -190,7 +191,7 @@ def start_model(
     if is_finished(run_dir):
         model, tok = load_run_model(run_dir, heads)
         return Start(model, tok, _run_base(run_dir) or {}, finished=True)
-    teacher_dir = Path(recipe.distill.teacher) if recipe.distill.teacher else None
+    teacher_dir = pinned.teacher_run(recipe.distill.teacher) if recipe.distill.teacher else None
     distill = load_run_model(teacher_dir, heads) if teacher_dir is not None else None
     if distill is not None and not recipe.model.init_from:
         teacher, tok = distill
@@ -205,7 +206,7 @@ def start_model(
             base["teacher_base"] = teacher_base  # source, vocabulary
         return Start(model, tok, base, teacher=teacher)
     if recipe.model.init_from:  # continued fine-tuning of a finished run or model folder
-        init_dir = Path(recipe.model.init_from)
+        init_dir = pinned.model_folder(recipe.model.init_from)
         init_base: dict[str, Any] | None
         if from_onnx.is_model_folder(init_dir):  # weights read back from its model.onnx
             model, tok, init_base = from_onnx.load_folder_model(init_dir, heads)
@@ -244,7 +245,7 @@ def _teacher_logits(
     student's run and ``--score-teacher``, so both key the cache alike."""
     torch.set_num_threads(recipe.train.threads)
     return teacher_cache.cached_logits(
-        Path(recipe.distill.teacher), ex_train, heads,
+        pinned.teacher_run(recipe.distill.teacher), ex_train, heads,
         lambda: trainer.predict_logits(teacher, ex_train), path=cache,
     )  # fmt: skip
 
@@ -329,7 +330,7 @@ def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
         raise ValueError("[distill] teacher is empty: there is no teacher to score with")
     t0 = time.perf_counter()
     heads, template = heads_and_template()
-    teacher_dir = Path(recipe.distill.teacher)
+    teacher_dir = pinned.teacher_run(recipe.distill.teacher)
     teacher, tok = load_run_model(teacher_dir, heads)
     rows = load_splits(recipe.data, recipe.train.seed).train
     ex_train = examples.build_examples(rows, heads, tok, template, recipe.model.max_length)
