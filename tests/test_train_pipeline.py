@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
+from gatecli.gate import Gate
 from gatecli.records import read_jsonl
+from gatecli_train.config import load_recipe
+from gatecli_train.pipeline import load_dev
+from gatecli_train.recalibrate import fit_folder
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "data" / "corpus"
@@ -106,6 +110,16 @@ def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
     cfg = json.loads((out / "gatecli.json").read_text())
     assert set(cfg["heads"]) == {"decision", "events", "scenario_tags", "missing_slots"}
     assert all(h["temperature"] > 0 for h in cfg["heads"].values())
+    # the thresholds shipped are fitted on dev with the exported int8 graph (the fp32 fit kept)
+    recal = cfg["extra"]["recalibration"]
+    assert "decision" in recal["previous"] and summary["refit_on_exported_graph"]
+    recipe = load_recipe(REPO / "train/gatecli_train/configs/smoke.toml",
+                         [f'data.corpus_dir="{CORPUS}"'])  # fmt: skip
+    dev_rows = load_dev(recipe.data, recipe.train.seed)
+    want, _ = fit_folder(Gate(out, coach_fn=None), dev_rows, recipe.calibration)
+    assert recal["rows"] == len(dev_rows)
+    assert cfg["heads"]["decision"]["thresholds"] == want.thresholds["decision"]
+    assert cfg["heads"]["decision"]["temperature"] == pytest.approx(want.temperatures["decision"])
     # resuming a finished run does no more steps, and keeps the recipe it was trained with
     trained_with = (run / "recipe.resolved.json").read_text()
     res2 = subprocess.run(

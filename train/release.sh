@@ -8,12 +8,12 @@
 #   train/release.sh train/gatecli_train/configs/gate-small-refresh.toml 1.2.2
 #
 # Writes under $WORK (default /tmp/gatecli-release-VERSION), never into models/:
-#   model/            the exported, calibrated, parity-checked folder (gatecli train), with
-#                     the segment rule's decision.segment_min_prob chosen on dev where it helps
-#                     and its graph saved optimised where that changes no logit (preoptimize)
+#   model/            the exported, parity-checked folder (gatecli train; its thresholds
+#                     fitted on dev with its own int8 graph, the fp32 fit kept in
+#                     extra.recalibration.previous), with the segment rule's
+#                     decision.segment_min_prob chosen on dev where it helps and its graph
+#                     saved optimised where that changes no logit (preoptimize)
 #   segment_study.json   that choice and what it costs on every suite (segment_study --apply)
-#   model.fp32cal/    the same folder with the thresholds training fitted on the fp32 model
-#                     (model/ holds them refitted on its own int8 graph: step recalibrate)
 #   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
 #   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
 #   boundary_rank.json   AUROC and matched-recall false refusal: new, previous, TF-IDF
@@ -67,15 +67,6 @@ if [ -n "${REUSE_MODEL:-}" ] && [ -f "$WORK/model/gatecli.json" ]; then
 else
   step train gatecli train -c "$recipe" --out "$WORK/model" --no-progress "${train_set[@]}"
 fi
-# Thresholds refitted on dev with the folder's own int8 graph (`gatecli calibrate`, the
-# recipe's [calibration] rule): training fits them on the fp32 model before export, and the
-# runtime reads the int8 one. 1.2.36's fp32 fit put the safety threshold at 0.16 (en 0.31);
-# on the int8 graph the same rule picks 0.14 (en 0.29) and dev safety recall 0.936 -> 0.942.
-# Before the segment study, which reads the folder's thresholds. About 40 s on dev.
-step recalibrate gatecli calibrate -m "$WORK/model" -c "$recipe" -o "$WORK/model.recal" \
-  --version "$version" && rm -rf "$WORK/model.fp32cal" &&
-  mv "$WORK/model" "$WORK/model.fp32cal" && mv "$WORK/model.recal" "$WORK/model" ||
-  echo "recalibration failed: the folder keeps its training-time thresholds" >&2
 # The segment rule's sentence threshold is chosen on dev (like the calibrated thresholds) and
 # written into the new folder's policy when it is above the floors, so the eval below, the
 # gate and the card all read the folder that would ship.

@@ -160,6 +160,11 @@ class CalibrationConfig:
     per_language: bool = True
     lang_min_positives: int = 20
     lang_prior_positives: float = 30.0
+    # After an int8 export, refit temperatures and thresholds on dev with the exported graph
+    # (gatecli_train.recalibrate, the same rule): training fits them on the fp32 model and
+    # the runtime reads the int8 one (1.2.36: safety threshold 0.16 on fp32, 0.14 on int8).
+    # The fp32 fit stays in gatecli.json (extra.recalibration.previous).
+    refit_exported: bool = True
 
     def __post_init__(self) -> None:
         _check(self, lambda: {
@@ -194,6 +199,9 @@ class ExportConfig:
     # Blockwise weights without zero points (symmetric) or with one per block (false; what
     # each costs in agreement: gatecli_train.quantize).
     weight_symmetric: bool = True
+    # When the int8 agreement fails the floor, quantise once more with the other block
+    # encoding (zero points or none) and keep it if it passes (the notes say so).
+    zero_point_fallback: bool = True
     # Regexes of MatMul node names kept fp32 in the int8 model.
     keep_fp32: tuple[str, ...] = ()
     # dynamic only: SmoothQuant migration strength for the feed-forward MatMuls' inputs,

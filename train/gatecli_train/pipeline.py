@@ -1,11 +1,14 @@
-"""``gatecli train``: corpus -> base encoder -> fine-tune -> calibrate -> export -> parity.
+"""``gatecli train``: corpus -> base encoder -> fine-tune -> calibrate -> export -> parity
+-> calibrate again on the exported graph.
 
 :func:`run` drives one recipe through its stages and returns a summary dict; the CLI only
 parses options. Each stage is a function that takes the recipe's sections whole:
 :func:`load_splits` (``[data]``), :func:`start_model` (one of three starts: a finished run
 to re-export, a teacher to distil, a fresh base), :func:`fit` (``[train]``,
 ``[distill]``), :func:`calibrate_and_score` (``[calibration]``), :func:`save_run`, then
-:func:`gatecli_train.export.write_model_folder` (``[export]``). The run folder
+:func:`gatecli_train.export.write_model_folder` (``[export]``), then
+:func:`gatecli_train.recalibrate.recalibrate` on that folder's int8 graph (the thresholds the
+runtime reads are fitted on the logits it computes). The run folder
 (``runs/<name>``, not committed) holds the checkpoint for resuming and the resolved
 recipe; the model folder gets the artifact.
 """
@@ -36,6 +39,7 @@ from gatecli_train import (
     from_onnx,
     pinned,
     qat,
+    recalibrate,
     teacher_cache,
     tokenizer,
     trainer,
@@ -412,6 +416,15 @@ def run(
             "run `gatecli eval` for its numbers.\n",
             encoding="utf-8",
         )
+    refit = None
+    if recipe.export.quantize and recipe.calibration.refit_exported:
+        refit = recalibrate.recalibrate(
+            out_dir, out_dir, splits.dev, recipe.calibration,
+            described_as="dev split, after export (calibration.refit_exported)",
+        )  # fmt: skip
+        log(f"thresholds refitted on the exported graph: decision "
+            f"{refit.previous['decision']['thresholds']} -> "
+            f"{refit.calibration.thresholds.get('decision', {})}")  # fmt: skip
     summary = {
         "out_dir": str(out_dir),
         "steps": result.steps,
@@ -419,7 +432,8 @@ def run(
         "train_seconds": round(result.seconds, 1),
         "total_seconds": round(time.perf_counter() - t0, 1),
         "parity": report.to_json(),
-        "temperatures": cal.temperatures,
+        "temperatures": (refit.calibration if refit else cal).temperatures,
+        "refit_on_exported_graph": refit is not None,
         "metrics": metrics,
         "base": start.base,
     }
