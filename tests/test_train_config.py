@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +78,46 @@ def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path:
         export.write_model_folder(tmp_path / "m", model, tok, strict, max_length=64,
                                   parity_texts=TEXTS[:8])  # fmt: skip
     assert "decision:" in str(err.value) and "missing_slots:" in str(err.value)
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_a_failed_block_encoding_falls_back_to_the_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fallback: bool
+) -> None:
+    """Symmetric blocks failing the floor (forced: the real check, then a failure for the
+    symmetric encoding only) leave the folder with zero points and a note; without the
+    fallback the failure stands."""
+    from gatecli_train import export, tokenizer
+    from gatecli_train.model import GateModel, default_head_defs, tiny_encoder
+    from gatecli_train.tiny import TEXTS
+
+    real = export.parity_check
+    seen: list[bool] = []
+
+    def symmetric_fails(*args: Any, **kw: Any) -> Any:
+        report = real(*args, **kw)
+        seen.append(args[6].weight_symmetric)
+        if args[6].weight_symmetric:
+            raise export.ParityError("parity check failed: forced for the symmetric blocks")
+        return report
+
+    monkeypatch.setattr(export, "parity_check", symmetric_fails)
+    tok = tokenizer.train_small(TEXTS, vocab_size=300)
+    model = GateModel(tiny_encoder(tok.get_vocab_size()), default_head_defs())
+    cfg = ExportConfig(name="t", min_int8_agreement=0.0, zero_point_fallback=fallback)
+    out = tmp_path / "m"
+    if not fallback:
+        with pytest.raises(export.ParityError, match="forced"):
+            export.write_model_folder(out, model, tok, cfg, max_length=64, parity_texts=TEXTS[:8])
+        assert seen == [True]
+        return
+    report = export.write_model_folder(out, model, tok, cfg, max_length=64, parity_texts=TEXTS[:8])
+    assert seen == [True, False]
+    notes = json.loads((out / "gatecli.json").read_text())["extra"]["parity"]["notes"]
+    assert notes == report.notes
+    assert any("with zero points" in n for n in notes)
+    assert any("weight_symmetric = True failed" in n and "False kept" in n for n in notes)
+    assert not any(n.startswith("MatMul") and "zero points" not in n for n in notes)
 
 
 def test_repeat_multiplies_named_sources_after_the_cap() -> None:

@@ -12,7 +12,7 @@ Batches are padded with the tokenizer's own pad id, as the runtime pads them.
 from __future__ import annotations
 
 import shutil
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -303,9 +303,26 @@ def write_model_folder(
     ]
     notes = quantize_model(fp32, int8_tmp, cfg, feeds) if int8_tmp is not None else []
     try:
-        report = parity_check(
-            model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat
-        )
+        try:
+            report = parity_check(
+                model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat
+            )
+        except ParityError as first:
+            if int8_tmp is None or cfg.quantization != "blockwise" or not cfg.zero_point_fallback:
+                raise
+            # The other block encoding, once: which one agrees better depends on the weights
+            # (1.2.35: zero points 0.9933, symmetric 0.9977; 1.2.37: symmetric 0.9877, zero
+            # points 0.9987), and a release should not fail on the one the recipe inherited.
+            other = replace(cfg, weight_symmetric=not cfg.weight_symmetric)
+            notes = quantize_model(fp32, int8_tmp, other, feeds)
+            try:
+                report = parity_check(
+                    model, fp32, int8_tmp, tokenizer, parity_texts, max_length, other, qat=qat
+                )
+            except ParityError as second:
+                raise ParityError(f"{first}; the other block encoding: {second}") from second
+            notes.append(f"weight_symmetric = {cfg.weight_symmetric} failed ({first}); "
+                         f"weight_symmetric = {other.weight_symmetric} kept")  # fmt: skip
     finally:
         if int8_tmp is not None and int8_tmp.exists():
             int8_tmp.replace(final)
