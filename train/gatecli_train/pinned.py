@@ -14,6 +14,7 @@ run folder there (:func:`gatecli_train.from_onnx.to_run_dir`), where its logit c
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -79,7 +80,11 @@ def model_folder(spec: str, *, repo: Path = Path("."), cache: Path = CACHE) -> P
         with tempfile.TemporaryDirectory(dir=cache) as tmp:
             with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
                 tar.extractall(tmp, filter="data")
-            shutil.move(str(Path(tmp) / path), dest)  # a rename: the folder appears whole
+            try:  # a rename: the folder appears whole
+                os.rename(Path(tmp) / path, dest)
+            except OSError:
+                if not dest.is_dir():  # else another process extracted it first
+                    raise
     artifact.load_model_folder(dest)  # raises on a file whose hash differs
     return dest
 
@@ -92,8 +97,13 @@ def teacher_run(spec: str, *, repo: Path = Path("."), cache: Path = CACHE) -> Pa
     folder = model_folder(spec, repo=repo, cache=cache)
     run = folder.with_name(folder.name + ".run")
     if not (run / "model.final.pt").is_file():
-        tmp = run.with_name(run.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        from_onnx.to_run_dir(folder, tmp)
-        tmp.rename(run)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{run.name}.", dir=run.parent))
+        try:
+            from_onnx.to_run_dir(folder, tmp)
+            os.rename(tmp, run)
+        except OSError:
+            if not (run / "model.final.pt").is_file():  # else another process wrote it first
+                raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return run
