@@ -74,6 +74,7 @@ class Start:
     tok: Tokenizer
     base: dict[str, Any]
     teacher: GateModel | None = None
+    teacher_dir: Path | None = None  # its run folder (a pinned one resolved), for its cache
     finished: bool = False  # a finished run: re-calibrate and re-export, no training
 
 
@@ -208,7 +209,7 @@ def start_model(
         }
         if teacher_dir is not None and (teacher_base := _run_base(teacher_dir)) is not None:
             base["teacher_base"] = teacher_base  # source, vocabulary
-        return Start(model, tok, base, teacher=teacher)
+        return Start(model, tok, base, teacher=teacher, teacher_dir=teacher_dir)
     if recipe.model.init_from:  # continued fine-tuning of a finished run or model folder
         init_dir = pinned.model_folder(recipe.model.init_from)
         init_base: dict[str, Any] | None
@@ -231,7 +232,7 @@ def start_model(
             raise ValueError(f"{init_dir} and teacher {teacher_dir} have different vocabularies")
         base["base"] += f", distilled from {recipe.distill.teacher}"
         base["teacher_layers"] = teacher.encoder.config.num_hidden_layers
-        return Start(model, tok, base, teacher=teacher)
+        return Start(model, tok, base, teacher=teacher, teacher_dir=teacher_dir)
     texts = [serialize(r["input"], template) for r in (*splits.train, *splits.dev, *splits.test)]
     encoder, tok, base = _base(recipe, texts)
     return Start(GateModel(encoder, heads, dropout=recipe.model.dropout), tok, base)
@@ -240,6 +241,7 @@ def start_model(
 def _teacher_logits(
     recipe: Recipe,
     teacher: GateModel,
+    teacher_dir: Path,
     ex_train: list[examples.Example],
     heads: list[HeadDef],
     cache: Path | None = None,
@@ -249,7 +251,7 @@ def _teacher_logits(
     student's run and ``--score-teacher``, so both key the cache alike."""
     torch.set_num_threads(recipe.train.threads)
     return teacher_cache.cached_logits(
-        pinned.teacher_run(recipe.distill.teacher), ex_train, heads,
+        teacher_dir, ex_train, heads,
         lambda: trainer.predict_logits(teacher, ex_train), path=cache,
     )  # fmt: skip
 
@@ -269,8 +271,10 @@ def fit(
     if start.finished:
         return trainer.finished_result(run_dir, trainer.fingerprint(ex_train))
     teacher_logits = None
-    if start.teacher is not None:
-        teacher_logits, hit = _teacher_logits(recipe, start.teacher, ex_train, heads)
+    if start.teacher is not None and start.teacher_dir is not None:
+        teacher_logits, hit = _teacher_logits(
+            recipe, start.teacher, start.teacher_dir, ex_train, heads
+        )
         log("teacher: logits from its cache" if hit else "teacher: scored the training set")
         start.teacher = None  # its memory is the student's now
 
@@ -339,7 +343,7 @@ def score_teacher_logits(recipe: Recipe, *, log: Any = print) -> dict[str, Any]:
     rows = load_splits(recipe.data, recipe.train.seed).train
     ex_train = examples.build_examples(rows, heads, tok, template, recipe.model.max_length)
     cache = teacher_cache.cache_path(teacher_dir, ex_train, heads)
-    _, hit = _teacher_logits(recipe, teacher, ex_train, heads, cache)
+    _, hit = _teacher_logits(recipe, teacher, teacher_dir, ex_train, heads, cache)
     log("teacher: logits were already cached" if hit else "teacher: scored the training set")
     return {
         "teacher": str(teacher_dir), "rows": len(ex_train), "cached_before": hit,
