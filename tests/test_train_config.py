@@ -142,6 +142,40 @@ def test_repeat_multiplies_named_sources_after_the_cap() -> None:
         sample_train(records, 20, 0.0, seed=1, repeat={"authored:whyform": 2.0})
 
 
+def test_balance_variants_tops_up_the_offered_side_of_a_tool_pair() -> None:
+    """``[data] balance_variants``: the capped-away rows of the smaller variant come back
+    first, then repeats; a pair already balanced is left alone, a typo fails."""
+    from gatecli_train.examples import sample_train, variant
+
+    def rows(rule: str, n: int, decision: str, source: str) -> list[dict]:
+        return [{"id": f"augmented:{rule}:{source}:{i}", "source": source, "lang": "en",
+                 "labels": {"decision": decision}} for i in range(n)]  # fmt: skip
+
+    # offered variants share a big execute cell (capped), missing ones a small connect cell
+    records = (rows("tools.offered", 30, "execute", "hwu64")
+               + [{"id": f"hwu64:{i}", "source": "hwu64", "lang": "en",
+                   "labels": {"decision": "execute"}} for i in range(60)]
+               + rows("tools.missing", 25, "connect", "hwu64"))  # fmt: skip
+    count = lambda out, v: sum(variant(r) == v for r in out)  # noqa: E731
+    plain = sample_train(records, 40, 0.0, seed=3)
+    assert count(plain, "tools.missing") == 25 and count(plain, "tools.offered") < 25
+    pair = {"tools.offered": "tools.missing"}
+    fair = sample_train(records, 40, 0.0, seed=3, balance=pair)
+    offered = [r["id"] for r in fair if variant(r) == "tools.offered"]
+    assert len(offered) == 25 and len(set(offered)) == 25  # fresh rows before any repeat
+    others = lambda out: sorted(r["id"] for r in out if variant(r) != "tools.offered")  # noqa: E731
+    assert others(fair) == others(plain)  # nothing else changes
+    assert sample_train(records, 40, 0.0, seed=3, balance=pair) == fair
+    few = records[:5] + records[90:]  # 5 offered rows for 25 missing: repeats make up the rest
+    topped = [r["id"] for r in sample_train(few, 40, 0.0, seed=3, balance=pair)
+              if variant(r) == "tools.offered"]  # fmt: skip
+    assert len(topped) == 25 and len(set(topped)) == 5
+    reverse = sample_train(records, 40, 0.0, seed=3, balance={"tools.missing": "tools.offered"})
+    assert count(reverse, "tools.missing") == 25  # only ever adds: missing already outnumbers
+    with pytest.raises(ValueError, match="no training row"):
+        sample_train(records, 40, 0.0, seed=3, balance={"tools.ofered": "tools.missing"})
+
+
 def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:
     """The same examples resume where the checkpoint stopped; other examples (a later
     corpus) or another vocabulary are refused with a cause, not a size-mismatch trace."""

@@ -53,6 +53,11 @@ class DataConfig:
     # Source -> repeat factor after the cap (examples.sample_train): 2.5 keeps every row of
     # that source twice and half of them a third time; below 1 it keeps a sample.
     repeat: dict[str, float] = field(default_factory=dict)
+    # Augmentation variant -> the variant it must not be outnumbered by (examples.sample_train,
+    # last step): the rows of the first are repeated, by seed, until they are as many as the
+    # rows of the second. A variant is the rule an augmented id names
+    # ("augmented:tools.offered:..." -> "tools.offered").
+    balance_variants: dict[str, str] = field(default_factory=dict)
     max_train_records: int = 0
     max_dev_records: int = 0
 
@@ -62,6 +67,9 @@ class DataConfig:
             "min_decision_share": (0 <= self.min_decision_share <= 1, "in [0, 1]"),
             "repeat": (all(isinstance(f, (int, float)) and not isinstance(f, bool) and f >= 0
                            for f in self.repeat.values()), "source = factor >= 0"),
+            "balance_variants": (all(isinstance(k, str) and isinstance(v, str) and k != v
+                                     for k, v in self.balance_variants.items()),
+                                 "variant = other variant"),
             "max_train_records": (self.max_train_records >= 0, ">= 0"),
             "max_dev_records": (self.max_dev_records >= 0, ">= 0"),
         })  # fmt: skip

@@ -41,10 +41,12 @@ def sample_train(
     min_share: float,
     seed: int,
     repeat: Mapping[str, float] | None = None,
+    balance: Mapping[str, str] | None = None,
 ) -> list[dict]:
     """Cap each (source, language, decision) cell, repeat the sources named in ``repeat``
-    (source -> factor), then repeat decisions below ``min_share`` of the largest decision.
-    Deterministic for a seed.
+    (source -> factor), repeat decisions below ``min_share`` of the largest decision, then
+    top up each augmentation variant named in ``balance`` to its partner's count
+    (:func:`balance_variants`). Deterministic for a seed.
 
     Why a per-source repeat: a few hundred authored boundary turns (why-shaped questions,
     homonyms, crisis statements) among 61k rows are each seen once in an epoch, which moved
@@ -77,8 +79,50 @@ def sample_train(
         want = int(largest * min_share)
         if dec != "None" and 0 < len(rows) < want:
             out.extend(rng.choice(rows) for _ in range(want - len(rows)))
+    out.extend(balance_variants(records, out, balance or {}, rng))
     rng.shuffle(out)
     return out
+
+
+def variant(record: Mapping[str, Any]) -> str | None:
+    """The augmentation rule an augmented record's id names (``augmented:<rule>:<of>``)."""
+    rid = str(record.get("id", ""))
+    if not rid.startswith("augmented:"):
+        return None
+    return rid.split(":", 2)[1]
+
+
+def balance_variants(
+    records: list[dict], kept: list[dict], balance: Mapping[str, str], rng: random.Random
+) -> list[dict]:
+    """Rows to add to ``kept`` so that each variant in ``balance`` is as many as its partner:
+    first the variant's rows of ``records`` that the cap left out, then repeats, by seed.
+
+    Why: a tool-list pair (the same request with the tool it needs, ``tools.offered`` ->
+    execute, and without it, ``tools.missing`` -> connect) keeps its source's cells, so the
+    per-cell cap drops offered variants of the big execute cells while every missing one
+    (a small connect cell, then topped up as a minority decision) stays: gate-small 1.2.36
+    trained on 1,702 offered against 2,763 missing turns and said ``connect`` on 35% of the
+    train turns whose list offers the tool. Only ever adds rows.
+    """
+    have: dict[str, list[dict]] = defaultdict(list)
+    for r in kept:
+        if (v := variant(r)) is not None:
+            have[v].append(r)
+    if unknown := sorted({*balance, *balance.values()} - set(have)):
+        raise ValueError(f"[data] balance_variants names variants with no training row: {unknown}")
+    extra: list[dict] = []
+    for small, big in sorted(balance.items()):
+        need = len(have[big]) - len(have[small])
+        if need <= 0:
+            continue
+        seen = {id(r) for r in have[small]}
+        left = [r for r in records if variant(r) == small and id(r) not in seen]
+        fresh = rng.sample(left, min(need, len(left)))
+        extra.extend(fresh)
+        pool = have[small] + fresh
+        extra.extend(rng.choice(pool) for _ in range(need - len(fresh)))
+    return extra
 
 
 def encode_targets(labels: dict[str, Any], heads: list[HeadDef]) -> tuple[dict, dict]:
