@@ -174,6 +174,11 @@ def test_balance_variants_tops_up_the_offered_side_of_a_tool_pair() -> None:
     assert count(reverse, "tools.missing") == 25  # only ever adds: missing already outnumbers
     with pytest.raises(ValueError, match="no training row"):
         sample_train(records, 40, 0.0, seed=3, balance={"tools.ofered": "tools.missing"})
+    # repeat_variants after balancing: both sides doubled, the pair stays balanced
+    more = sample_train(records, 40, 0.0, seed=3, balance=pair,
+                        repeat_variants={"tools.offered": 2.0, "tools.missing": 1.5})  # fmt: skip
+    assert (count(more, "tools.offered"), count(more, "tools.missing")) == (50, 37)
+    assert others(more) != others(fair) and count(more, None) == count(fair, None)
 
 
 def test_a_checkpoint_resumes_only_on_its_training_set(tmp_path: Path) -> None:

@@ -58,6 +58,8 @@ class DataConfig:
     # rows of the second. A variant is the rule an augmented id names
     # ("augmented:tools.offered:..." -> "tools.offered").
     balance_variants: dict[str, str] = field(default_factory=dict)
+    # Augmentation variant -> repeat factor >= 1, applied after balance_variants.
+    repeat_variants: dict[str, float] = field(default_factory=dict)
     max_train_records: int = 0
     max_dev_records: int = 0
 
@@ -70,6 +72,9 @@ class DataConfig:
             "balance_variants": (all(isinstance(k, str) and isinstance(v, str) and k != v
                                      for k, v in self.balance_variants.items()),
                                  "variant = other variant"),
+            "repeat_variants": (all(isinstance(f, (int, float)) and not isinstance(f, bool)
+                                    and f >= 1 for f in self.repeat_variants.values()),
+                                "variant = factor >= 1"),
             "max_train_records": (self.max_train_records >= 0, ">= 0"),
             "max_dev_records": (self.max_dev_records >= 0, ">= 0"),
         })  # fmt: skip

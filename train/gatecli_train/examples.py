@@ -42,11 +42,13 @@ def sample_train(
     seed: int,
     repeat: Mapping[str, float] | None = None,
     balance: Mapping[str, str] | None = None,
+    repeat_variants: Mapping[str, float] | None = None,
 ) -> list[dict]:
     """Cap each (source, language, decision) cell, repeat the sources named in ``repeat``
-    (source -> factor), repeat decisions below ``min_share`` of the largest decision, then
-    top up each augmentation variant named in ``balance`` to its partner's count
-    (:func:`balance_variants`). Deterministic for a seed.
+    (source -> factor), repeat decisions below ``min_share`` of the largest decision, top
+    up each augmentation variant named in ``balance`` to its partner's count
+    (:func:`balance_variants`), then repeat the variants named in ``repeat_variants``
+    (variant -> factor >= 1, as ``repeat`` does for sources). Deterministic for a seed.
 
     Why a per-source repeat: a few hundred authored boundary turns (why-shaped questions,
     homonyms, crisis statements) among 61k rows are each seen once in an epoch, which moved
@@ -80,8 +82,30 @@ def sample_train(
         if dec != "None" and 0 < len(rows) < want:
             out.extend(rng.choice(rows) for _ in range(want - len(rows)))
     out.extend(balance_variants(records, out, balance or {}, rng))
+    out.extend(_repeat_variants(out, repeat_variants or {}, rng))
     rng.shuffle(out)
     return out
+
+
+def _repeat_variants(
+    rows: list[dict], factors: Mapping[str, float], rng: random.Random
+) -> list[dict]:
+    """Extra copies of each named variant's rows: factor 2.5 adds one copy of every row and
+    a second of half of them (drawn by seed); applied after balancing, so a balanced pair
+    stays balanced."""
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if (v := variant(r)) is not None and v in factors:
+            by[v].append(r)
+    if unknown := sorted(set(factors) - set(by)):
+        raise ValueError(f"[data] repeat_variants names variants with no training row: {unknown}")
+    extra: list[dict] = []
+    for v, factor in sorted(factors.items()):
+        whole, part = int(factor), factor - int(factor)
+        extra.extend(by[v] * (whole - 1))
+        if part:
+            extra.extend(rng.sample(by[v], round(len(by[v]) * part)))
+    return extra
 
 
 def variant(record: Mapping[str, Any]) -> str | None:

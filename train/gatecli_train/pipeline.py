@@ -101,7 +101,7 @@ def load_splits(data: DataConfig, seed: int) -> Splits:
         train_rows.extend(read_jsonl(extra))
     train_rows = examples.sample_train(
         train_rows, data.cap_per_source_decision, data.min_decision_share, seed,
-        data.repeat, data.balance_variants,
+        data.repeat, data.balance_variants, data.repeat_variants,
     )  # fmt: skip
     if data.max_train_records:
         train_rows = train_rows[: data.max_train_records]
