@@ -67,11 +67,7 @@ def sample_train(
         rows = cells[key]
         if cap and len(rows) > cap:
             rows = rng.sample(rows, cap)
-        factor = repeat.get(key[0], 1.0)
-        whole, part = int(factor), factor - int(factor)
-        kept.extend(rows * whole)
-        if part:
-            kept.extend(rng.sample(rows, round(len(rows) * part)))
+        kept.extend(_copies(rows, repeat.get(key[0], 1.0), rng))
     by_decision: dict[str, list[dict]] = defaultdict(list)
     for r in kept:
         by_decision[str(r["labels"].get("decision"))].append(r)
@@ -99,13 +95,17 @@ def _repeat_variants(
             by[v].append(r)
     if unknown := sorted(set(factors) - set(by)):
         raise ValueError(f"[data] repeat_variants names variants with no training row: {unknown}")
-    extra: list[dict] = []
-    for v, factor in sorted(factors.items()):
-        whole, part = int(factor), factor - int(factor)
-        extra.extend(by[v] * (whole - 1))
-        if part:
-            extra.extend(rng.sample(by[v], round(len(by[v]) * part)))
-    return extra
+    return [r for v, factor in sorted(factors.items()) for r in _copies(by[v], factor - 1, rng)]
+
+
+def _copies(rows: list[dict], factor: float, rng: random.Random) -> list[dict]:
+    """``rows`` ``int(factor)`` times, plus a seeded sample of the fraction: 2.5 is every row
+    twice and half of them a third time, 0.5 a half."""
+    whole, part = int(factor), factor - int(factor)
+    out = rows * whole
+    if part:
+        out.extend(rng.sample(rows, round(len(rows) * part)))
+    return out
 
 
 def variant(record: Mapping[str, Any]) -> str | None:
