@@ -135,6 +135,42 @@ def test_catalog_list_variants_are_train_only_and_closed(built: Path) -> None:
     assert kinds == {"offered", "missing"}
 
 
+# Words that say which family a tool serves (tool_names.FAMILY): a name listed for an event
+# must not carry another family's word.
+FAMILY_MARKERS = {
+    "device": {"volume", "light", "lights", "lamp", "dimmer", "brightness", "appliance", "plug"},
+    "media": {"music", "song", "playlist", "podcast", "radio", "track", "playback"},
+    "knowledge": {"weather", "forecast", "news", "headlines", "stock", "currency", "internet"},
+    "alarm": {"alarm", "alarms", "timer", "timers", "countdown"},
+    "calendar": {"calendar", "agenda", "meeting", "reminder"},
+    "email": {"email", "emails", "mail", "inbox", "gmail", "smtp"},
+    "list": {"shopping", "grocery", "todo"},
+    "order": {"food", "meal", "takeout", "takeaway", "restaurant", "deliveroo", "ubereats"},
+    "transport": {"trip", "travel", "taxi", "cab", "ride", "ticket", "transportation"},
+    "social": {"social", "tweet", "feed", "weibo"},
+}
+
+
+def test_serving_tool_names_carry_no_other_familys_word() -> None:
+    """A misplaced name mislabels every pair drawn with it: until corpus 1.2.42 ``book_trip``,
+    ``reserve_transportation`` and ``travel_booking_create`` were listed as serving
+    ``social.post`` (42 train social posts ``execute`` under a list that only offers a trip)."""
+    from gatecli.template import tool_words
+    from gatecli_train.corpus.tool_names import FAMILY, SERVES
+
+    wrong = [
+        (event, name, sorted(words & marks))
+        for event, pats in SERVES.items()
+        for _, names in pats
+        for name in names
+        for words in [set(tool_words(name).split())]
+        for fam, marks in FAMILY_MARKERS.items()
+        if fam != FAMILY[event] and words & marks
+    ]
+    assert not wrong
+    assert set(FAMILY_MARKERS) == set(FAMILY.values())
+
+
 def test_tool_list_variants(built: Path) -> None:
     from gatecli_train.corpus.tool_names import OTHER, SERVES
     from gatecli_train.corpus.tools_variation import HELD, ask_events, base_key
