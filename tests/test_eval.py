@@ -172,6 +172,38 @@ def test_xstest_view_ranks_safe_against_unsafe_at_any_threshold() -> None:
     assert view["over_refusal_at_unsafe_0_8"] == pytest.approx(0.25)
 
 
+def test_tool_list_view_scores_each_rule_and_search_apart() -> None:
+    """The corpus's tool-list pairs are read by id: decision accuracy per rule, per language,
+    and for search requests apart (1.2.40 reads 26% of the lists that offer a search tool)."""
+    from gatecli.evaluation import tool_views
+
+    rows = [  # (rule, lang, events, gold, predicted)
+        ("tools.offered", "en", ["knowledge.web.search"], "execute", "connect"),
+        ("tools.offered", "en", ["media.play"], "execute", "execute"),
+        ("tools.offered", "zh", ["media.play"], "execute", "connect"),
+        ("tools.missing", "en", ["knowledge.web.search"], "connect", "connect"),
+        ("inv.tools_added", "en", [], "execute", "refuse"),  # another rule: not in the view
+    ]
+    recs = [{"id": f"augmented:{rule}:base:{i}", "source": "hwu64", "lang": lang,
+             "input": {"user_message": "x"},
+             "labels": {"decision": g, "events": ev, "scenario_tags": [], "missing_slots": []}}
+            for i, (rule, lang, ev, g, _) in enumerate(rows)]  # fmt: skip
+    preds = [{"decision": p, "events": ev, "probabilities": {p: 1.0}}
+             for _, _, ev, _, p in rows]  # fmt: skip
+    view = suite_views(pair(recs, preds))["tool_lists"]
+    assert set(view) == {"tools.offered", "tools.missing"}
+    off = view["tools.offered"]
+    assert (off["n"], off["decision_accuracy"]) == (3, pytest.approx(1 / 3))
+    assert off["search"] == {"n": 1, "decision_accuracy": 0.0}
+    assert off["other"] == {"n": 2, "decision_accuracy": 0.5}
+    assert off["by_lang"]["zh"] == {"n": 1, "decision_accuracy": 0.0}
+    assert view["tools.missing"]["other"] is None
+    rows_md = tool_views.card_rows("test", {"tool_lists": view})
+    assert rows_md[0] == ["test", "tool lists · tools.offered: decision accuracy",
+                          "0.333 (n=3); search 0.000 (n=1)"]  # fmt: skip
+    assert "tool_lists" not in suite_views(pair(recs[-1:], preds[-1:]))
+
+
 def test_safety_average_precision_reads_the_ranking_not_the_cut() -> None:
     """decision.safety_ap: the same P(safety) cut at two thresholds gives two safety recalls
     and one average precision; a ranking that sinks a safety turn under a benign one lowers

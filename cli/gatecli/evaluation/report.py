@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gatecli.evaluation import boundary_views
+from gatecli.evaluation import boundary_views, tool_views
 from gatecli.extras import install_hint
 
 SUMMARY_COLUMNS = (
@@ -89,6 +89,7 @@ def card_tables(results: dict[str, Any]) -> str:
                 [suite, "seed examples passing", f"{v['seeds']['passed']}/{v['seeds']['n']}"]
             )
         views += boundary_views.card_rows(suite, v)
+        views += tool_views.card_rows(suite, v)
     out = f"Model `{results['model']}`.\n\n" + _table(header, rows)
     if lang_rows:
         out += "\nPer language:\n\n" + _table(["suite · lang", *header[1:]], lang_rows)

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from gatecli.evaluation import boundary_views, context_views
+from gatecli.evaluation import boundary_views, context_views, tool_views
 from gatecli.evaluation import metrics as M
 from gatecli.records import HEAD_NAMES, MULTI_HEADS, in_ask_band
 
@@ -163,6 +163,7 @@ def suite_views(turns: list[dict[str, Any]]) -> dict[str, Any]:
                           "all_pass": not fails, "failures": fails}  # fmt: skip
     views.update(boundary_views.views(turns))  # issue 13: false refusal, risk in context
     views.update(context_views.views(turns))  # issue 12: invariance flips, context accuracy
+    views.update(tool_views.views(turns))  # issue 14: tool lists offered / missing, by rule
     return views
 
 
