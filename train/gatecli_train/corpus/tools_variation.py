@@ -2,9 +2,8 @@
 
 Why: almost every corpus record has no tool list, so the model ignored the field, while
 When2Call-style inputs hinge on it: a fitting tool -> execute, no fitting tool -> connect. For a
-seeded, event-balanced sample (search weighted: :data:`EVENT_SHARE`) of real requests
-(mapped/authored execute records with known, non-empty events) two variants are made in the
-original's group (so they share its split):
+seeded, event-balanced sample of real requests (mapped/authored execute records with known,
+non-empty events) two variants are made in the original's group (so they share its split):
 
 - ``tools.offered``: 2-6 developer-style function names, one serving each event -> same labels;
 - ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged.
@@ -29,13 +28,11 @@ from typing import Any
 
 from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 
-EVENTS_N = {"en": 2800, "zh": 800, "fr": 550}
-# Queues per event set in the round robin of ``tools.offered``/``tools.missing`` (default 1).
-# Why (corpus 1.2.42): a search request shares no word with the tools that serve it ("is it
-# snowing" / ``duckduckgo_search``), unlike "turn it up" / ``set_volume``; with an equal share
-# (130 English pairs) gate-small 1.2.40 said ``connect`` on 83% of the TRAIN search turns whose
-# list offers a search tool. Its pool is the largest (5,331 English, 4,083 Chinese turns).
-EVENT_SHARE: dict[str, int] = {"knowledge.web.search": 3}
+# One share per event set in the round robin below. Three shares for search (corpus 1.2.42)
+# did not teach gate-small to read a search tool (offered search turns right on 26% of train
+# before, 24% after) and nearly doubled false search events on no-event test turns (44 -> 79):
+# README "Training", 1.2.42 and 1.2.43.
+EVENTS_N = {"en": 2500, "zh": 600, "fr": 500}
 PLAIN_N = {"en": 1500, "zh": 900, "fr": 700}
 # About a fifth of the train ask turns of each language whose slots map to an event.
 ASK_N = {"en": 550, "zh": 200, "fr": 120}
@@ -230,14 +227,6 @@ def serving_picks(events: list[str], message: str, split: str, rng: random.Rando
     return sorted({rng.choice(c) for c in cands})
 
 
-def _event_key(r: dict[str, Any]) -> tuple[tuple[str, ...], int]:
-    """The round-robin group of a request: its event set, split into :data:`EVENT_SHARE`
-    queues by a hash of the id (so a set with share k gets k turns a round)."""
-    ev = tuple(r["labels"]["events"])
-    k = max(EVENT_SHARE.get(e, 1) for e in ev)
-    return ev, int(hashlib.sha256(r["id"].encode()).hexdigest(), 16) % k
-
-
 def _round_robin(
     pool: list[dict[str, Any]], n: int, rng: random.Random, key: Callable[[dict[str, Any]], Any]
 ) -> list[dict[str, Any]]:
@@ -281,7 +270,7 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
     pools = _event_pool(records)
     for lang, n in sorted(EVENTS_N.items()):
         rng = random.Random(f"{seed}:tools:{lang}")
-        for r in _round_robin(pools.get(lang, []), n, rng, _event_key):
+        for r in _round_robin(pools.get(lang, []), n, rng, lambda r: tuple(r["labels"]["events"])):
             ev, msg, split = r["labels"]["events"], r["input"]["user_message"], r["split"]
             cands = [serving(e, msg, split) for e in ev]
             if not all(cands):
