@@ -464,7 +464,7 @@ and accounts:
 - `tools.missing`: 2-6 unrelated names -> decision `connect` ("needed tool not offered"),
   events, tags and slots unchanged.
 A listed name serves its own event's family only (`tests/test_corpus.py` checks that no name
-carries another family's word; until corpus 1.2.44 three transport tools, `book_trip`,
+carries another family's word; in corpus 1.2.36 and before, three transport tools, `book_trip`,
 `reserve_transportation` and `travel_booking_create`, were listed for social.post, so 42 train
 social posts were `execute` under a list that only offers a trip), and a vacuum robot's tools
 serve only messages about the robot.
