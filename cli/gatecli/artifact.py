@@ -43,6 +43,7 @@ CARD_FILE = "MODEL_CARD.md"
 
 REQUIRED_FILES = (MODEL_FILE, TOKENIZER_FILE, CONFIG_FILE, CATALOG_FILE, POLICY_FILE)
 HASHED_FILES = (MODEL_FILE, TOKENIZER_FILE, CATALOG_FILE, POLICY_FILE)
+SEAL_COMMAND = "python -m gatecli.artifact seal"  # rewrites the table (:func:`seal`)
 INTEGRITY_KEY = "integrity"
 HEAD_KINDS = ("single", "multi")
 
@@ -229,12 +230,14 @@ def check_integrity(folder: Path, raw: dict[str, Any]) -> None:
         if sha256_file(folder / name) != expected:
             raise ArtifactError(
                 f"{folder / name} does not match the sha256 in {CONFIG_FILE} "
-                f"(corrupt or replaced file); restore the folder or re-export the model"
+                f"(corrupt or replaced file); restore the folder or re-export the model, or, "
+                f"for an edit you made on purpose, reseal it: {SEAL_COMMAND} {folder}"
             )
     if table.get("config_sha256") != config_digest(raw):
         raise ArtifactError(
             f"{folder / CONFIG_FILE} was changed after export (its content does not match "
-            f"its config_sha256); restore the folder or re-export the model"
+            f"its config_sha256); restore the folder or re-export the model, or, for an "
+            f"edit you made on purpose, reseal it: {SEAL_COMMAND} {folder}"
         )
 
 

@@ -80,6 +80,13 @@ def test_every_file_of_the_folder_is_checked(
     tamper(tiny_model_copy)
     ran = classify_with(tiny_model_copy, tmp_path)
     assert ran.rc == 2 and named in ran.stderr, ran.stderr[-1000:]
+    # an edit made on purpose (docs/policy.md "Writing your own"): the message names the
+    # command that reseals the folder, and the resealed folder loads with the edit
+    assert f"python -m gatecli.artifact seal {tiny_model_copy}" in ran.stderr, ran.stderr
+    seal = [CLI[0], "-m", "gatecli.artifact", "seal", str(tiny_model_copy)]
+    done = subprocess.run(seal, capture_output=True, text=True, timeout=25, env=cli_env())
+    assert done.returncode == 0, done.stderr
+    assert classify_with(tiny_model_copy, tmp_path).rc == 0
 
 
 def test_a_format_1_folder_is_refused_with_the_fix(tiny_model_copy: Path, tmp_path: Path) -> None:
