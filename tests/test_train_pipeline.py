@@ -248,6 +248,23 @@ def test_continue_from_a_finished_run(tmp_path: Path) -> None:
              for d in (first, tmp_path / "second-run")]  # fmt: skip
     assert vocab[0] == vocab[1]
     assert (first / "model.final.pt").read_bytes() == before
+    # [model] soup: both runs averaged, calibrated and exported; no step is trained, and a
+    # re-export of the soup's run folder finds it finished
+    import torch
+
+    second = tmp_path / "second-run"
+    soup = [*base, "--run-dir", str(tmp_path / "soup-run"),
+            "--set", f'model.soup=["{first}", "{second}"]']  # fmt: skip
+    for out in ("m-soup", "m-soup-again"):
+        res = subprocess.run([*soup, "--out", str(tmp_path / out)],
+                             capture_output=True, text=True, cwd=REPO, timeout=900)  # fmt: skip
+        assert res.returncode == 0, res.stderr[-2000:]
+        summary = json.loads(res.stdout)
+        assert summary["steps"] == 0 and summary["base"]["soup"] == [str(first), str(second)]
+    weights = [torch.load(d / "model.final.pt") for d in (first, second, tmp_path / "soup-run")]
+    for key, value in weights[2].items():
+        if value.is_floating_point():
+            assert torch.allclose(value, (weights[0][key] + weights[1][key]) / 2, atol=1e-6), key
     # and from the exported model folder (what survives a new machine): the same weights
     # read back from its model.onnx, its tokenizer, its recorded base
     folder = tmp_path / "m1"

@@ -94,9 +94,15 @@ class ModelConfig:
     # fine-tuning its weights, tokenizer and layers instead of starting from ``base``
     # (keep_layers, trim_vocab and vocab_extra_words then do not apply). Empty = ``base``.
     init_from: str = ""
+    # Model folders (``git:`` pinned or plain) or finished runs fine-tuned from one start:
+    # their weights averaged uniformly are the model this recipe calibrates and exports, and
+    # no training step runs (gatecli_train.soup). Empty = train as usual.
+    soup: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check(self, lambda: {
+            "soup": (not (self.soup and self.init_from),
+                     "a list of models to average, without init_from (nothing is trained)"),
             "base": (self.base in ("e5", "tiny"), "e5 or tiny"),
             "keep_layers": (all(isinstance(i, int) and i >= 0 for i in self.keep_layers),
                             "a list of layer indices"),

@@ -3,8 +3,9 @@
 
 :func:`run` drives one recipe through its stages and returns a summary dict; the CLI only
 parses options. Each stage is a function that takes the recipe's sections whole:
-:func:`load_splits` (``[data]``), :func:`start_model` (one of three starts: a finished run
-to re-export, a teacher to distil, a fresh base), :func:`fit` (``[train]``,
+:func:`load_splits` (``[data]``), :func:`start_model` (a finished run to re-export, a
+teacher to distil, a run or folder to continue, a weight average of several (``[model]
+soup``), a fresh base), :func:`fit` (``[train]``,
 ``[distill]``), :func:`calibrate_and_score` (``[calibration]``), :func:`save_run`, then
 :func:`gatecli_train.export.write_model_folder` (``[export]``), then
 :func:`gatecli_train.recalibrate.recalibrate` on that folder's int8 graph (the thresholds the
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import json
 import random
 import time
@@ -40,6 +42,7 @@ from gatecli_train import (
     pinned,
     qat,
     recalibrate,
+    soup,
     teacher_cache,
     tokenizer,
     trainer,
@@ -76,6 +79,7 @@ class Start:
     teacher: GateModel | None = None
     teacher_dir: Path | None = None  # its run folder (a pinned one resolved), for its cache
     finished: bool = False  # a finished run: re-calibrate and re-export, no training
+    averaged: bool = False  # a weight average ([model] soup): calibrate and export, no training
 
 
 def _load_split(corpus: Path, split: str, limit: int, seed: int) -> list[dict[str, Any]]:
@@ -190,13 +194,19 @@ def is_finished(run_dir: Path) -> bool:
 def start_model(
     recipe: Recipe, run_dir: Path, heads: list[HeadDef], splits: Splits, template: dict[str, Any]
 ) -> Start:
-    """The model to train: a finished run's (re-export only), a cut of the ``[distill]``
+    """The model to train: a finished run's (re-export only), a weight average of
+    ``[model] soup`` (calibrated and exported, not trained), a cut of the ``[distill]``
     teacher (or, with ``model.init_from`` too, that student distilled further), a finished
     run to continue (``model.init_from``), or a fresh ``[model]`` base (its vocabulary
     trimmed to the corpus text)."""
     if is_finished(run_dir):
         model, tok = load_run_model(run_dir, heads)
         return Start(model, tok, _run_base(run_dir) or {}, finished=True)
+    if recipe.model.soup:
+        if recipe.distill.teacher:
+            raise ValueError("[model] soup averages trained models; it takes no [distill] teacher")
+        averaged, averaged_tok, averaged_base = soup.load(recipe.model.soup, heads)
+        return Start(averaged, averaged_tok, averaged_base, averaged=True)
     teacher_dir = pinned.teacher_run(recipe.distill.teacher) if recipe.distill.teacher else None
     distill = load_run_model(teacher_dir, heads) if teacher_dir is not None else None
     if distill is not None and not recipe.model.init_from:
@@ -271,6 +281,12 @@ def fit(
     """Train per ``[train]`` (and ``[distill]`` with a teacher), selecting on dev."""
     if start.finished:
         return trainer.finished_result(run_dir, trainer.fingerprint(ex_train))
+    if start.averaged:  # recorded like a run, so a re-export of its folder finds the result
+        result = trainer.TrainResult(0, 0.0, 0.0, 0)
+        (run_dir / trainer.RESULT_FILE).write_text(
+            json.dumps(dataclasses.asdict(result)), encoding="utf-8"
+        )
+        return result
     teacher_logits = None
     if start.teacher is not None and start.teacher_dir is not None:
         teacher_logits, hit = _teacher_logits(
