@@ -99,10 +99,11 @@ def test_info(tiny_model_dir: Path) -> None:
     assert data["card"][0] == "# tiny-test model" and data["policy"]["guards"]
     res = runner.invoke(app, ["info", "--model", str(tiny_model_dir), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["max_length"] == 128
-    assert (
-        "calendar.schedule.create"
-        in runner.invoke(app, ["info", "--model", str(tiny_model_dir)]).stdout
-    )
+    text = runner.invoke(app, ["info", "--model", str(tiny_model_dir)]).stdout
+    assert "calendar.schedule.create" in text
+    # the tool names the policy reads as offering an event (catalog `tools`)
+    search = next(e for e in data["events"] if e["name"] == "knowledge.web.search")
+    assert "web search" in search["tools"] and "declared tools of knowledge.web.search" in text
 
 
 def test_help_has_examples() -> None:

@@ -384,6 +384,49 @@ def test_connect_stands_when_the_tool_list_does_not_name_the_event(tools, want):
 
 
 @pytest.mark.parametrize(
+    ("tools", "want"),
+    [
+        # the tool agents register for search shares no word with the request it serves:
+        # a name the catalog declares (knowledge.web.search `tools`) offers the event
+        (["web_search"], "execute"),
+        (["searchWeb", "send_email"], "execute"),  # any spelling, among other tools
+        (["tavily_search_results_json"], "execute"),
+        (["联网搜索"], "execute"),
+        # an undeclared name is still the model's to read
+        (["lookup_online"], "connect"),
+        (["send_email"], "connect"),
+    ],
+)
+def test_a_tool_name_the_catalog_declares_offers_its_event(tools, want):
+    rec = {"user_message": "will it rain in paris tomorrow", "available_tools": tools}
+    res = apply_policy(head(top="connect", events=["knowledge.web.search"]), rec, CATALOG, POLICY)
+    assert res.decision == want
+    assert res.gate_validation.route_hint == ("connect:tool" if want == "connect" else None)
+    assert consistency_errors(res) == []
+
+
+def test_a_declared_tool_offers_only_its_own_event():
+    """``web_search`` in the list does not serve an email, and it does not close the list
+    (the closed-list rule reads catalog names only)."""
+    rec = {"user_message": "email bob that I'm late", "available_tools": ["web_search"],
+           "connected_accounts": ["gmail"]}  # fmt: skip
+    res = apply_policy(head(top="connect", events=["message.email.send"]), rec, CATALOG, POLICY)
+    assert res.decision == "connect" and res.gate_validation.route_hint == "connect:tool"
+    res = apply_policy(head(events=["message.email.send"]), rec, CATALOG, POLICY)
+    applied = [r.rule_id for r in res.gate_validation.applied_rules]
+    assert "catalog_tool_list_lacks_event" not in applied
+
+
+def test_catalog_tools_must_be_a_list():
+    raw = {"events": [{"name": "knowledge.web.search", "tools": "web_search"}]}
+    with pytest.raises(CatalogError, match=r"knowledge\.web\.search.*tools must be a list"):
+        Catalog.from_mapping(raw)
+    cat = Catalog.from_mapping({"events": [{"name": "a.b", "tools": ["Find_Thing", "  "]}]})
+    assert cat.events["a.b"].tools == ("find thing",)
+    assert cat.events_for_tools(["findThing", "other"]) == {"a.b"}
+
+
+@pytest.mark.parametrize(
     ("tools", "top", "want"),
     # "wake me up tomorrow" with the time predicted missing: elsewhere the catalog asks for it
     [

@@ -213,3 +213,19 @@ def test_data_records_in_a_json_array_keep_their_own_input_id(tmp_path: Path) ->
     (tmp_path / "recs.json").write_text(json.dumps(recs), encoding="utf-8")
     rows = list(read_rows(tmp_path / "recs.json"))
     assert [(r["id"], r["user_message"]) for _, r in rows] == [("inner", "a"), ("r2", "b")]
+
+
+def test_chat_built_in_tools_are_listed_by_their_type() -> None:
+    """A Responses API built-in tool has a type and no name; it is still a tool the agent
+    has, so a weather question under it and a function tool is not read as lacking search."""
+    conv = {
+        "messages": [{"role": "user", "content": "will it rain tomorrow"}],
+        "tools": [
+            {"type": "function", "function": {"name": "send_email"}},
+            {"type": "web_search_preview"},
+            {"type": "function"},  # nameless function: nothing to list
+        ],
+    }
+    rows = rows_of(json.dumps(conv) + "\n", "chat")
+    assert errors(rows) == []
+    assert rows[0][1]["available_tools"] == ["send_email", "web_search_preview"]

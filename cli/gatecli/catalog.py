@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from gatecli import yamlfile
-from gatecli.template import normalize_name
+from gatecli.template import normalize_name, tool_words
 
 DEFAULT_DECISIONS = ("execute", "ask", "connect", "refuse", "safety")
 RISKS = ("low", "high")
@@ -36,6 +37,9 @@ class EventSpec:
     confirm: bool = False
     requires: tuple[str, ...] = ()
     required_slots: tuple[str, ...] = ()
+    # Tool names that agents give this event's tool, as tool_words (``searchWeb`` and
+    # ``search_web`` are one): a listed tool with one of them offers the event (policy).
+    tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,30 @@ class Catalog:
     def event(self, name: str) -> EventSpec:
         """The event's spec; an event unknown to the catalog needs nothing."""
         return self.events.get(name) or EventSpec(name=name)
+
+    @cached_property
+    def _events_by_tool(self) -> dict[str, tuple[str, ...]]:
+        by_tool: dict[str, list[str]] = {}
+        for spec in self.events.values():
+            for tool in spec.tools:
+                by_tool.setdefault(tool, []).append(spec.name)
+        return {tool: tuple(events) for tool, events in by_tool.items()}
+
+    def events_for_tools(self, tools: Iterable[str]) -> set[str]:
+        """Events whose declared ``tools`` name one of ``tools`` (any spelling).
+
+        Why: a tool named for its event (``alarm_set``) is read by name, but the tool an agent
+        registers for most requests shares no word with them: "what's the weather in Paris"
+        is served by ``web_search``. The model reads such a list badly (gate-small 1.2.40 said
+        ``connect`` on most search requests whose list offered ``web_search``); a name the
+        catalog declares is a fact, like an account alias, not a guess.
+
+        Example:
+            >>> sorted(Catalog.default().events_for_tools(["searchWeb", "set_volume"]))
+            ['knowledge.web.search']
+        """
+        by_tool = self._events_by_tool
+        return {e for t in tools for e in by_tool.get(tool_words(t), ())}
 
     def systems_for_account(self, account: str) -> set[str]:
         """Systems an account name satisfies (an alias may serve several, e.g. outlook).
@@ -191,6 +219,10 @@ def _event(i: int, raw: Any, systems: Mapping[str, Any], slots: tuple[str, ...])
         raise CatalogError(
             f"{where} ({name}): requires unknown system(s) {unknown}; declare them under systems"
         )
+    tools = raw.get("tools") or []
+    if not isinstance(tools, list):
+        raise CatalogError(f"{where} ({name}): tools must be a list of tool names")
+    tool_keys = tuple(dict.fromkeys(k for k in (tool_words(str(t)) for t in tools) if k))
     req_slots = tuple(str(s) for s in raw.get("required_slots") or ())
     bad = [s for s in req_slots if slots and s not in slots]
     if bad:
@@ -204,4 +236,5 @@ def _event(i: int, raw: Any, systems: Mapping[str, Any], slots: tuple[str, ...])
         confirm=bool(raw.get("confirm", False)),
         requires=requires,
         required_slots=req_slots,
+        tools=tool_keys,
     )

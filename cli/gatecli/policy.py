@@ -118,8 +118,9 @@ class _Turn:
         """Selected events that the turn's tool list does not name (none without a list).
 
         A tool counts as offering an event only when its name is the event's, in any
-        spelling (``set_alarm`` is not ``alarm.set``): agents name their tools freely, so
-        the runtime cannot tell that ``schedule_event`` serves ``calendar.schedule.create``.
+        spelling (``set_alarm`` is not ``alarm.set``), or one the catalog declares for it
+        (the event's ``tools``): agents name their tools freely, so the runtime cannot tell
+        that an undeclared ``schedule_event`` serves ``calendar.schedule.create``.
         The model reads the list (template field ``tools``) and was trained to say
         ``connect`` when no listed tool serves the request; a rule that overrides the
         model's ``connect`` from catalog facts must not fire where the list, not an
@@ -128,13 +129,19 @@ class _Turn:
         """
         if not self.events or not self._named_tools:  # no list: nothing is left out
             return []
-        return [e for e in self.events if e not in self._named_tools]
+        return [e for e in self.events if e not in self._offering]
 
     def offered(self) -> list[str]:
         """Selected events that the turn's tool list names (none without a list)."""
         if not self.events:
             return []
-        return [e for e in self.events if e in self._named_tools]
+        return [e for e in self.events if e in self._offering]
+
+    @cached_property
+    def _offering(self) -> frozenset[str]:
+        """Events the list offers: named in any spelling, or by a tool name the catalog
+        declares for them (an event's ``tools``: ``web_search`` for the search event)."""
+        return self._named_tools | self.catalog.events_for_tools(self._named_tools)
 
     @cached_property
     def _named_tools(self) -> frozenset[str]:

@@ -82,7 +82,17 @@ def content_text(content: Any) -> str:
 
 def tool_names(tools: Any) -> list[str]:
     """Names of OpenAI ``tools`` (``{"type": "function", "function": {"name"}}``),
-    legacy ``functions`` (``{"name"}``) or plain strings."""
+    legacy ``functions`` (``{"name"}``), built-in tools by their type when they have no name
+    (the Responses API's ``{"type": "web_search_preview"}``) or plain strings.
+
+    Why the type: a built-in tool is a tool the agent has; dropped, a list of one function
+    and web search would read as lacking search, and the request would route to ``connect``.
+
+    Example:
+        >>> tool_names([{"type": "function", "function": {"name": "send_email"}},
+        ...             {"type": "web_search_preview"}, "get_time", {"type": "function"}])
+        ['send_email', 'web_search_preview', 'get_time']
+    """
     names: list[str] = []
     for tool in tools if isinstance(tools, list) else []:
         if isinstance(tool, str):
@@ -90,6 +100,9 @@ def tool_names(tools: Any) -> list[str]:
         elif isinstance(tool, Mapping):
             fn = tool.get("function")
             name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
+            kind = tool.get("type")
+            if not name and kind != "function":
+                name = kind
             if isinstance(name, str) and name:
                 names.append(name)
     return names

@@ -73,6 +73,7 @@ def model_info(model: str | Path | None = None, *, card_lines: int = CARD_LINES)
                 "confirm": e.confirm,
                 "requires": list(e.requires),
                 "required_slots": list(e.required_slots),
+                "tools": list(e.tools),
             }
             for e in catalog.events.values()
         ],
@@ -104,6 +105,9 @@ def render_info(data: dict[str, Any]) -> None:
             ", ".join(e["requires"]), ", ".join(e["required_slots"]),
         )  # fmt: skip
     console.print(events)
+    for e in data["events"]:  # tool names the policy reads as offering the event
+        if e["tools"]:
+            console.print(f"declared tools of {e['name']}: " + ", ".join(e["tools"]), markup=False)
     for kind in ("rules", "guards"):
         console.print(
             f"policy {kind}: " + (", ".join(data["policy"][kind]) or "none"), markup=False
