@@ -47,6 +47,13 @@ def test_invalid_utf8_is_an_error_row() -> None:
          "connected_accounts must be a list of strings, got int"),
         ({"user_message": "hi", "available_tools": "a"},
          "available_tools must be a list of strings, got str"),
+        ({"user_message": "hi", "connected_accounts": ["gmail", 3]},
+         "connected_accounts must be a list of strings, got a list holding int"),
+        ({"user_message": "hi", "available_tools": [{"type": "function"}]},
+         "available_tools must be a list of strings, got a list holding dict (the tool names, "
+         "not OpenAI tool objects: a chat record's `tools` takes those)"),
+        ({"user_message": "hi", "available_tools": [None]},
+         "available_tools must be a list of strings, got a list holding null"),
         ({"user_message": "hi", "conversation_context": 1},
          "conversation_context must be a string or a list of turns, got int"),
         ({"user_message": "hi", "user_profile": []}, "user_profile must be an object, got list"),

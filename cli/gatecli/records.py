@@ -192,8 +192,16 @@ def validate_record(record: Any) -> str | None:
         return f"id must be a string or an integer, got {_tname(rid)}"
     for key in LIST_FIELDS:
         v = record.get(key)
-        if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+        if v is not None and not isinstance(v, list):
             return f"{key} must be a list of strings, got {_tname(v)}"
+        bad = [x for x in v or () if not isinstance(x, str)]
+        if bad:
+            hint = (
+                " (the tool names, not OpenAI tool objects: a chat record's `tools` takes those)"
+                if key == "available_tools" and isinstance(bad[0], Mapping)
+                else ""
+            )
+            return f"{key} must be a list of strings, got a list holding {_tname(bad[0])}{hint}"
     files = record.get("available_files")
     if files is not None and not isinstance(files, list):
         return f"available_files must be a list, got {_tname(files)}"
