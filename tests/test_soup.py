@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 from gatecli_train import soup, tokenizer  # noqa: E402
 from gatecli_train.model import GateModel, default_head_defs, tiny_encoder  # noqa: E402
-from gatecli_train.pipeline import Start, save_run  # noqa: E402
+from gatecli_train.pipeline import Start, load_trained, save_run  # noqa: E402
 from gatecli_train.tiny import TEXTS  # noqa: E402
 
 
@@ -72,8 +72,12 @@ def test_runs_with_another_vocabulary_are_refused(tmp_path: Path) -> None:
         save_run(run, Start(model, tok, {"base": "tiny"}))
         runs.append(str(run))
     heads = default_head_defs()
-    model, tok, base = soup.load((runs[0], runs[1]), heads)
+
+    def load(specs: tuple[str, ...]) -> tuple:  # what pipeline.start_model does for a soup
+        return soup.mix([load_trained(spec, heads)[:2] for spec in specs], specs)
+
+    model, tok, base = load((runs[0], runs[1]))
     assert base["soup"] == runs[:2] and base["base"] == "uniform weight average of 2 models"
     assert tok.get_vocab() == tok_a.get_vocab()
     with pytest.raises(ValueError, match="another vocabulary"):
-        soup.load((runs[0], runs[2]), heads)
+        load((runs[0], runs[2]))

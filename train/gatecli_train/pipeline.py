@@ -151,6 +151,17 @@ def _run_base(run_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
+def load_trained(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer, dict | None]:
+    """A trained model named by a recipe (``model.init_from``, a ``[model] soup``
+    ingredient): a model folder, plain or ``git:`` pinned (weights read back from its
+    ``model.onnx``), or a finished run folder; with its tokenizer and recorded base."""
+    path = pinned.model_folder(spec)
+    if from_onnx.is_model_folder(path):
+        return from_onnx.load_folder_model(path, heads)
+    model, tok = load_run_model(path, heads)
+    return model, tok, _run_base(path)
+
+
 def _selection(run_dir: Path) -> dict[str, Any] | None:
     """Which step the dev score picked (``trainer._Selector``'s history), if selection ran."""
     path = run_dir / "selection.json"
@@ -205,7 +216,8 @@ def start_model(
     if recipe.model.soup:
         if recipe.distill.teacher:
             raise ValueError("[model] soup averages trained models; it takes no [distill] teacher")
-        averaged, averaged_tok, averaged_base = soup.load(recipe.model.soup, heads)
+        loaded = [load_trained(spec, heads)[:2] for spec in recipe.model.soup]
+        averaged, averaged_tok, averaged_base = soup.mix(loaded, recipe.model.soup)
         return Start(averaged, averaged_tok, averaged_base, averaged=True)
     teacher_dir = pinned.teacher_run(recipe.distill.teacher) if recipe.distill.teacher else None
     distill = load_run_model(teacher_dir, heads) if teacher_dir is not None else None
@@ -222,13 +234,7 @@ def start_model(
             base["teacher_base"] = teacher_base  # source, vocabulary
         return Start(model, tok, base, teacher=teacher, teacher_dir=teacher_dir)
     if recipe.model.init_from:  # continued fine-tuning of a finished run or model folder
-        init_dir = pinned.model_folder(recipe.model.init_from)
-        init_base: dict[str, Any] | None
-        if from_onnx.is_model_folder(init_dir):  # weights read back from its model.onnx
-            model, tok, init_base = from_onnx.load_folder_model(init_dir, heads)
-        else:
-            model, tok = load_run_model(init_dir, heads)
-            init_base = _run_base(init_dir)
+        model, tok, init_base = load_trained(recipe.model.init_from, heads)
         base = {
             "base": f"continued from {recipe.model.init_from}",
             "layers": model.encoder.config.num_hidden_layers,
@@ -240,6 +246,7 @@ def start_model(
         teacher, teacher_tok = distill  # a student distilled further
         # The teacher scores the student's token ids: one vocabulary or the logits are noise.
         if tok.get_vocab() != teacher_tok.get_vocab():
+            init_dir = pinned.model_folder(recipe.model.init_from)
             raise ValueError(f"{init_dir} and teacher {teacher_dir} have different vocabularies")
         base["base"] += f", distilled from {recipe.distill.teacher}"
         base["teacher_layers"] = teacher.encoder.config.num_hidden_layers

@@ -18,8 +18,7 @@ from typing import Any
 import torch
 from tokenizers import Tokenizer
 
-from gatecli_train import from_onnx, pinned
-from gatecli_train.model import GateModel, HeadDef
+from gatecli_train.model import GateModel
 
 
 def average(models: list[GateModel]) -> GateModel:
@@ -51,33 +50,21 @@ def average(models: list[GateModel]) -> GateModel:
     return out.eval()
 
 
-def load_ingredient(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer]:
-    """One ingredient: a model folder (weights read back from its graph), a ``git:`` pinned
-    one, or a finished run folder."""
-    from gatecli_train.pipeline import load_run_model  # pipeline imports this module
-
-    path = pinned.model_folder(spec)
-    if from_onnx.is_model_folder(path):
-        model, tok, _ = from_onnx.load_folder_model(path, heads)
-        return model, tok
-    return load_run_model(path, heads)
-
-
-def load(specs: tuple[str, ...], heads: list[HeadDef]) -> tuple[GateModel, Tokenizer, dict]:
-    """The averaged model of ``specs``, their (one) tokenizer and the base record a run keeps.
+def mix(
+    loaded: list[tuple[GateModel, Tokenizer]], specs: tuple[str, ...]
+) -> tuple[GateModel, Tokenizer, dict[str, Any]]:
+    """The average of ``loaded`` (the models ``specs`` name, in order), their one tokenizer
+    and the base record a run keeps.
 
     Ingredients with other vocabularies are refused: the same row of the embedding matrix
     would mean another word in each, and the mean would mean none."""
-    models: list[GateModel] = []
-    tok: Tokenizer | None = None
-    for spec in specs:
-        model, t = load_ingredient(spec, heads)
-        if tok is not None and t.get_vocab() != tok.get_vocab():
-            raise ValueError(f"soup ingredient {spec} has another vocabulary than {specs[0]}")
-        tok = tok or t
-        models.append(model)
-    if tok is None:
+    if not loaded:
         raise ValueError("[model] soup lists no ingredient")
+    tok = loaded[0][1]
+    for spec, (_, t) in zip(specs[1:], loaded[1:], strict=True):
+        if t.get_vocab() != tok.get_vocab():
+            raise ValueError(f"soup ingredient {spec} has another vocabulary than {specs[0]}")
+    models = [m for m, _ in loaded]
     base: dict[str, Any] = {
         "base": f"uniform weight average of {len(specs)} models",
         "soup": list(specs),
