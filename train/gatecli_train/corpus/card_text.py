@@ -72,6 +72,13 @@ maps), `safety_sets.py`, `eval_suites.py`.
      no content cue (about, saying, tell, let … know, that, with, regarding, thank, wish,
      invite, subject, ":") -> ask, `[]`, missing_slots [content], tag private_data (same id
      and group as before). Without a recipient the catalog rule (ask [person]) still applies.
+  6. *qa_factoid* (HWU64/SLURP) -> knowledge.web.search only with a cue that the fact changes
+     (today, now, current, latest, next, upcoming, this week/year, going to, on tour, net worth,
+     temperature, weather, sunset, score, stock, price, …); otherwise execute with events
+     masked (`null`), tags `[]`. The catalog's search is for fresh facts; "how many legs does a
+     dog have" or "where was steve jobs born" needs no tool, yet HWU64 files both under
+     qa_factoid (until corpus 1.2.48: 249 such turns were search; the ordinary_en suite already
+     masks qa_factoid events).
 - **SNIPS** (train_full, 700 per intent): GetWeather, SearchCreativeWork, SearchScreeningEvent ->
   knowledge.web.search; PlayMusic -> media.play; AddToPlaylist, BookRestaurant, RateBook ->
   execute `[]` (no catalog event). SNIPS validate (= its test) is not used.

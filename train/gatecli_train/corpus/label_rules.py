@@ -50,6 +50,14 @@ _SEARCHY = re.compile(
     r"navigate|tell me about|information|info|what is|what are|where)\b",
     re.I,
 )
+# 7. qa_factoid: a search only for a fact that changes ("when is the next lakers game"); "how
+# many legs does a dog have" needs no tool, and HWU64/SLURP file both under qa_factoid.
+_FRESH = re.compile(
+    r"\b(today|tonight|tomorrow|yesterday|last night|right now|now|currently|current|latest|"
+    r"newest|most recent|recent|recently|next|upcoming|this (week|weekend|month|year|season)|"
+    r"going to|on tour|net worth|temperature|weather|sunset|sunrise|score|scores|stock|price)\b",
+    re.I,
+)
 # 6. message.email.send: a content/topic cue, or any slot besides recipient/folder.
 _CONTENT = re.compile(
     r"\b(about|saying|say|says|tell|telling|let \w+ know|that|regarding|asking|ask|thank|"
@@ -86,6 +94,8 @@ def refine(
     Example:
         >>> refine("social_post", "i have a complaint", set(), (["social.post"], "execute", []))
         (([], 'execute', ['complaint']), 'no post word or network: complaint')
+        >>> refine("qa_factoid", "how many legs does a dog have", set(), (["x"], "execute", []))
+        (([], 'mask', []), 'qa_factoid without a fresh-fact cue: events masked')
     """
     events, mode, tags = rule
     if mode == "skip":
@@ -100,6 +110,8 @@ def refine(
         if _SMALL_TALK.search(text) and not _SEARCHY.search(text):
             return rule, ""
         return ([], "mask", None), "general_quirky not plainly small talk: events masked"
+    if intent == "qa_factoid" and not _FRESH.search(text):
+        return ([], "mask", tags), "qa_factoid without a fresh-fact cue: events masked"
     if intent == "qa_definition" and types is not None and "definition_word" not in types:
         return ([], "ask_content", []), "qa_definition without a word: ask content"
     if "calendar.schedule.create" in events:
