@@ -104,6 +104,7 @@ def test_info(tiny_model_dir: Path) -> None:
     # the tool names the policy reads as offering an event (catalog `tools`)
     search = next(e for e in data["events"] if e["name"] == "knowledge.web.search")
     assert "web search" in search["tools"] and "declared tools of knowledge.web.search" in text
+    assert "get live context" in data["known_tools"] and "known tools (no event):" in text
 
 
 def test_help_has_examples() -> None:

@@ -463,3 +463,50 @@ def test_committed_tools_catalog_suite_pairs_closed_lists_with_their_labels() ->
         families = {FAMILY[e] for e in events}
         assert not {FAMILY[t] for t in lacking["input"]["available_tools"]} & families
     assert {r["lang"] for r in recs} == {"en", "zh", "fr"}
+
+
+def test_committed_tools_home_assistant_suite_lists_home_assistants_tools() -> None:
+    """`--suite tools_home_assistant` reads the committed file: held-out Home Assistant turns
+    under the tool list Home Assistant's LLM API exposes. `offered` and `plain` turns carry
+    the whole list and keep their labels; a `lacking` list holds no intent that serves the
+    base's events (by the corpus's intent table) and is `connect`."""
+    from gatecli_train.corpus.tools_home_assistant import EXPOSED, serving
+
+    path = resolve_suites(["tools_home_assistant"], REPO / "data")
+    with gzip.open(path[0]["tools_home_assistant"], "rt") as fh:
+        recs = [json.loads(line) for line in fh]
+    pairs: dict[str, dict[str, dict]] = {}
+    for r in recs:
+        _, pair, kind = r["id"].split(":")
+        pairs.setdefault(pair, {})[kind] = r
+        assert r["split"] == "eval_only" and set(r["input"]["available_tools"]) <= set(EXPOSED)
+    kinds = [frozenset(p) for p in pairs.values()]
+    assert set(kinds) == {frozenset({"offered", "lacking"}), frozenset({"plain"})}
+    assert kinds.count(frozenset({"plain"})) >= 100 and len(pairs) >= 300
+    for p in pairs.values():
+        if "plain" in p:
+            plain = p["plain"]
+            assert sorted(plain["input"]["available_tools"]) == sorted(EXPOSED)
+            assert plain["labels"]["events"] == [] and plain["labels"]["decision"] == "execute"
+            continue
+        offered, lacking = p["offered"], p["lacking"]
+        events = set(offered["labels"]["events"])
+        assert events and sorted(offered["input"]["available_tools"]) == sorted(EXPOSED)
+        assert offered["labels"]["decision"] == "execute"
+        assert lacking["labels"] == {**offered["labels"], "decision": "connect"}
+        assert not any(serving(t) & events for t in lacking["input"]["available_tools"])
+    assert {r["lang"] for r in recs} == {"en", "zh", "fr"}
+
+
+def test_the_catalog_declares_home_assistants_tools_for_the_events_they_serve() -> None:
+    """The catalog's `tools` name each Home Assistant intent under exactly the events the
+    corpus labels that intent's sentences with, so a listed `HassLightSet` offers what the
+    model was taught `HassLightSet` requests are. Intents serving no catalog event (state,
+    time, thermostat) and `HassGetWeather` (which the LLM API does not expose; it would mark
+    news requests served) are not declared."""
+    from gatecli_train.corpus.tools_home_assistant import EXPOSED, serving
+
+    cat = Catalog.default()
+    for tool in (*EXPOSED, "HassGetWeather"):
+        want = serving(tool) if tool != "HassGetWeather" else set()
+        assert cat.events_for_tools([tool]) == want, tool

@@ -406,15 +406,58 @@ def test_a_tool_name_the_catalog_declares_offers_its_event(tools, want):
 
 
 def test_a_declared_tool_offers_only_its_own_event():
-    """``web_search`` in the list does not serve an email, and it does not close the list
-    (the closed-list rule reads catalog names only)."""
+    """``web_search`` in the list does not serve an email. The catalog knows what it serves,
+    so a list of it alone is closed like a list of event names: the model's ``execute``
+    for the email becomes ``connect:tool``."""
     rec = {"user_message": "email bob that I'm late", "available_tools": ["web_search"],
            "connected_accounts": ["gmail"]}  # fmt: skip
     res = apply_policy(head(top="connect", events=["message.email.send"]), rec, CATALOG, POLICY)
     assert res.decision == "connect" and res.gate_validation.route_hint == "connect:tool"
     res = apply_policy(head(events=["message.email.send"]), rec, CATALOG, POLICY)
     applied = [r.rule_id for r in res.gate_validation.applied_rules]
-    assert "catalog_tool_list_lacks_event" not in applied
+    assert "catalog_tool_list_lacks_event" in applied and res.decision == "connect"
+
+
+HOME_ASSISTANT = [
+    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassMediaPause", "HassStartTimer",
+    "HassCancelTimer", "HassListAddItem", "GetLiveContext", "HassBroadcast",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tools", "events", "top", "want"),
+    [
+        # Home Assistant's intent tools are declared: the model's connect for a light the
+        # list serves stands down (HassTurnOn serves lights and switches alike) ...
+        (HOME_ASSISTANT, ["device.light.adjust"], "connect", "execute"),
+        (HOME_ASSISTANT, ["device.power.toggle"], "connect", "execute"),
+        (HOME_ASSISTANT, ["alarm.manage"], "connect", "execute"),
+        # ... and the list is closed (GetLiveContext, HassBroadcast are known_tools): a
+        # request no listed intent serves has no tool, whatever the model read
+        (
+            [t for t in HOME_ASSISTANT if t != "HassMediaPause"],
+            ["media.control"],
+            "execute",
+            "connect",
+        ),
+        (HOME_ASSISTANT, ["message.email.send"], "execute", "connect"),
+        # one script the user exposed under a name of their own opens the list again
+        ([*HOME_ASSISTANT, "script_good_night"], ["media.control"], "execute", "execute"),
+    ],
+)
+def test_home_assistants_tool_list_is_read_by_the_catalog(tools, events, top, want):
+    rec = {"user_message": "a request", "available_tools": tools, "connected_accounts": ["gmail"]}
+    res = apply_policy(head(top=top, events=events), rec, CATALOG, POLICY)
+    assert res.decision == want
+    assert res.gate_validation.route_hint == ("connect:tool" if want == "connect" else None)
+    assert consistency_errors(res) == []
+
+
+def test_known_tools_must_be_a_list():
+    with pytest.raises(CatalogError, match="known_tools must be a list"):
+        Catalog.from_mapping({"events": [{"name": "a.b"}], "known_tools": "GetLiveContext"})
+    cat = Catalog.from_mapping({"events": [{"name": "a.b"}], "known_tools": ["GetLiveContext"]})
+    assert cat.knows_tool("get_live_context") and not cat.knows_tool("get_dead_context")
 
 
 def test_catalog_tools_must_be_a_list():

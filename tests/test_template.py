@@ -11,6 +11,7 @@ from gatecli.template import (
     history_turns,
     serialize,
     template_from_catalog,
+    tool_ranking,
 )
 
 T = template_from_catalog(yaml.safe_load(DEFAULT_CATALOG.read_text(encoding="utf-8")))
@@ -146,3 +147,38 @@ def test_a_long_message_keeps_its_request_after_pasted_text() -> None:
     assert serialize({"user_message": "hi there"}, T, count_tokens=words, max_length=60) == (
         "query: hi there"
     )
+
+
+def test_a_long_tool_list_gives_up_tools_not_the_message() -> None:
+    """Home Assistant's agent lists ~30 intent tools. Over the budget, a folder with
+    ``tool_overflow: drop_tools`` keeps the whole message and at most a third of the budget
+    of tool names, those sharing a word with the request first; a folder without the key
+    (gate-small <= 1.2.48) kept the list and left nothing of the request."""
+
+    def words(s: str) -> int:
+        return len(s.split())
+
+    tools = [f"HassTool{i:02d}Thing" for i in range(30)] + ["HassLightSet"]
+    rec = {"user_message": "dim the kitchen light please", "available_tools": tools}
+    got = serialize(rec, T, count_tokens=words, max_length=60)
+    assert got.startswith("query: dim the kitchen light please | tools: ")
+    kept = got.split(" | tools: ")[1].split(", ")
+    assert "hass light set" in kept and words("tools: " + ", ".join(kept)) <= 60 // 3
+    assert kept == sorted(kept) and words(got) <= 60
+    old = {k: v for k, v in T.items() if k != "tool_overflow"}
+    assert serialize(rec, old, count_tokens=words, max_length=60).startswith("query:  ... ")
+    # A turn within the budget keeps every tool, trimmed or not.
+    short = {"user_message": "dim the light", "available_tools": tools[:3]}
+    assert serialize(short, T, count_tokens=words, max_length=60) == serialize(short, T)
+    # Earlier turns still go before the message is cut: history, then the message.
+    ctx = {**rec, "conversation_context": [{"role": "user", "content": "x " * 50}]}
+    assert serialize(ctx, T, count_tokens=words, max_length=60) == got
+
+
+def test_tool_ranking_prefers_catalog_events_then_shared_words() -> None:
+    ranked = tool_ranking(["zeta", "set_timer", "device.volume.adjust", "kitchen_lights"],
+                          "turn the kitchen lights off", ["device.volume.adjust"])  # fmt: skip
+    assert ranked[:2] == ["device.volume.adjust", "kitchen_lights"]
+    # "set" is shared with "set a timer" by most tools; it does not rank a tool.
+    got = tool_ranking(["hass light set", "start timer"], "set a timer", [])
+    assert got == ["start timer", "hass light set"]

@@ -51,6 +51,9 @@ class Catalog:
     decisions: tuple[str, ...] = DEFAULT_DECISIONS
     scenario_tags: tuple[str, ...] = ()
     missing_slots: tuple[str, ...] = ()
+    # Tool names (as tool_words) that serve none of the events: with the events' own
+    # ``tools``, the names whose use the catalog knows, so a list of only such names is closed.
+    known_tools: frozenset[str] = frozenset()
 
     @property
     def event_names(self) -> list[str]:
@@ -67,6 +70,28 @@ class Catalog:
             for tool in spec.tools:
                 by_tool.setdefault(tool, []).append(spec.name)
         return {tool: tuple(events) for tool, events in by_tool.items()}
+
+    def knows_tool(self, tool: str) -> bool:
+        """Whether the catalog says what ``tool`` serves: an event's name or one of its
+        declared ``tools`` (any spelling), or a name in ``known_tools`` (it serves none).
+
+        Why: a tool list is closed (what it does not offer, the agent cannot do) only when the
+        runtime can read every name on it; Home Assistant's LLM API lists ``HassTurnOn`` and
+        also ``GetLiveContext``, which serves no catalog event but is no unknown either.
+
+        Example:
+            >>> cat = Catalog.default()
+            >>> cat.knows_tool("HassLightSet"), cat.knows_tool("GetLiveContext")
+            (True, True)
+            >>> cat.knows_tool("alarm_set"), cat.knows_tool("run_my_script")
+            (True, False)
+        """
+        key = tool_words(tool)
+        return key in self._event_words or key in self._events_by_tool or key in self.known_tools
+
+    @cached_property
+    def _event_words(self) -> frozenset[str]:
+        return frozenset(tool_words(e) for e in self.events)
 
     def events_for_tools(self, tools: Iterable[str]) -> set[str]:
         """Events whose declared ``tools`` name one of ``tools`` (any spelling).
@@ -152,12 +177,16 @@ class Catalog:
             if events_entry.name in events:
                 raise CatalogError(f"catalog: events[{i}] duplicates {events_entry.name!r}")
             events[events_entry.name] = events_entry
+        known = data.get("known_tools") or []
+        if not isinstance(known, list):
+            raise CatalogError("catalog: known_tools must be a list of tool names")
         return cls(
             events=events,
             systems=systems,
             decisions=tuple(data.get("decisions") or DEFAULT_DECISIONS),
             scenario_tags=tuple(str(t) for t in data.get("scenario_tags") or ()),
             missing_slots=slots,
+            known_tools=frozenset(k for k in (tool_words(str(t)) for t in known) if k),
         )
 
     @classmethod

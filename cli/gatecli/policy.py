@@ -149,16 +149,19 @@ class _Turn:
         return frozenset(canonical_tools(self.tools, self.catalog.event_names, words=True))
 
     def catalog_tools(self) -> bool:
-        """The turn lists tools and every one is a catalog event, in any spelling.
+        """The turn lists tools and the catalog knows what every one serves: a catalog event
+        (any spelling), a name an event declares (its ``tools``) or a ``known_tools`` name.
 
-        Such a list is closed: it was written from the catalog, so an event it does not name
-        is an action the agent does not have (the spec's input example lists its tools this
-        way). A list with any freely named tool is not, since the runtime cannot tell what
-        ``schedule_event`` serves. Read as the template reads it: ``[]``, ``None`` and blank
-        names make no list.
+        Such a list is closed: an event it does not offer is an action the agent does not
+        have (the spec's input example lists its tools in event names; Home Assistant's LLM
+        API lists its intents, which the catalog declares). A list with any freely named tool
+        is not, since the runtime cannot tell what ``schedule_event`` serves. Read as the
+        template reads it: ``[]``, ``None`` and blank names make no list.
         """
         names = self._named_tools
-        return bool(names) and all(n in self.catalog.events for n in names)
+        return bool(names) and all(
+            n in self.catalog.events or self.catalog.knows_tool(n) for n in names
+        )
 
     def missing_required(self) -> list[str]:
         req = [s for e in self.events for s in self.catalog.event(e).required_slots]

@@ -70,6 +70,11 @@ DEFAULT_TEMPLATE: dict[str, Any] = {
     # "<passage> + how do I make it at home" serialised to the same text: the model learned
     # the passage's topic, and refused 58 of 72 benign held-out passage requests.
     "long_message": "head_tail",
+    # A turn over the budget cuts its tool list (to a third of the budget, the names sharing
+    # a word with the message first) before its earlier turns or its message. A folder
+    # without this key (gate-small <= 1.2.48) cut the message to keep the whole list: under
+    # Home Assistant's ~30 intent tools no word of the request reached the model.
+    "tool_overflow": "drop_tools",
     "history_label": "earlier",
     "history_order": "newest_first",
     "turn_format": "{role}: {content}",
@@ -92,6 +97,12 @@ _SEPARATORS = re.compile(r"[\s\-.]+")
 # A word boundary inside camelCase, PascalCase and acronyms ("getHTTPResponse").
 _CASE_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NON_WORD = re.compile(r"[\W_]+")
+# Words a request and a tool name share without the tool serving it ("set a timer" /
+# "hass light set"); tool_ranking ignores them.
+_GENERIC_WORDS = frozenset((
+    "a", "an", "the", "to", "of", "for", "on", "in", "at", "and", "or", "my", "me", "it", "is",
+    "be", "get", "set", "add", "make", "do", "please", "can", "you", "with", "from",
+))  # fmt: skip
 
 
 def normalize_name(name: str) -> str:
@@ -245,7 +256,8 @@ def history_turns(context: Any) -> list[tuple[str, str]]:
     return turns
 
 
-def _context_v2(record: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
+def _context_fields(record: Mapping[str, Any], t: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """Each non-empty context field of a version-2 template as (label, items)."""
     parts = []
     for f in t["fields"]:
         value = _get(record, f["key"])
@@ -260,8 +272,35 @@ def _context_v2(record: Mapping[str, Any], t: Mapping[str, Any]) -> list[str]:
             omit = {str(o) for o in f.get("omit", ())}
             items = [i for i in _items(value) if i.lower() not in omit]
         if items:
-            parts.append(f"{f['label']}: {', '.join(items)}")
+            parts.append((str(f["label"]), items))
     return parts
+
+
+def _render(fields: list[tuple[str, list[str]]]) -> list[str]:
+    return [f"{label}: {', '.join(items)}" for label, items in fields]
+
+
+def tool_ranking(tools: list[str], message: str, events: Iterable[str]) -> list[str]:
+    """``tools`` in the order a budget keeps them: catalog events, then tools sharing a word
+    with the message, then the rest (each group in its given order).
+
+    Why: with ``tool_overflow: drop_tools`` a list too long for the budget loses tools, not
+    the message; the tools most likely to serve the request are the ones to keep in view.
+
+    Example:
+        >>> tool_ranking(["hass broadcast", "hass light set", "alarm.set"], "dim the light",
+        ...              ["alarm.set"])
+        ['alarm.set', 'hass light set', 'hass broadcast']
+    """
+    catalog = set(events)
+    words = set(_NON_WORD.sub(" ", message).split()) - _GENERIC_WORDS
+
+    def rank(tool: str) -> int:
+        if tool in catalog:
+            return 0
+        return 1 if words & set(_NON_WORD.sub(" ", tool).split()) else 2
+
+    return sorted(tools, key=rank)
 
 
 def _clean(text: str, lowercase: bool) -> str:
@@ -297,8 +336,9 @@ def serialize(
         if v2
         else " ".join(str(record.get("user_message", "")).split())
     )
+    fields: list[tuple[str, list[str]]] = _context_fields(record, t) if v2 else []
     if v2:
-        context = _context_v2(record, t)
+        context = _render(fields)
     else:
         empty = t["empty"]
         context = [
@@ -313,8 +353,8 @@ def serialize(
     ][-int(t.get("max_history_turns", 6)) :]
     newest_first = t.get("history_order") == "newest_first"
 
-    def build(msg: str, kept: list[str]) -> str:
-        parts = [t["prefix"] + msg, *context]
+    def build(msg: str, kept: list[str], ctx: list[str] | None = None) -> str:
+        parts = [t["prefix"] + msg, *(context if ctx is None else ctx)]
         if kept:
             shown = kept[::-1] if newest_first else kept
             parts.append(f"{t['history_label']}: " + sep.join(shown))
@@ -328,6 +368,18 @@ def serialize(
     if len(message) > cap:
         keep = int(cap * HEAD_SHARE) if head_tail else cap
         message = message[:keep] + (message[keep - cap :] if head_tail else "")
+    if t.get("tool_overflow") == "drop_tools" and count_tokens(build(message, turns)) > max_length:
+        # Tool names get at most a third of the budget, the ones most likely to serve the
+        # request first (tool_ranking), before earlier turns or the message give anything
+        # up: lists that long are what the model was trained on (2-6 names). Letting the
+        # list fill what the rest leaves read Home Assistant's worse (gate-small 1.2.47 on
+        # tools_home_assistant: decision accuracy 0.828 against 0.851, events micro-F1 0.906
+        # against 0.940) and costs tokens.
+        def fits(fs: list[tuple[str, list[str]]]) -> bool:
+            tools = _render([f for f in fs if f[0] == "tools"])
+            return not tools or count_tokens(tools[0]) <= max_length // 3
+
+        context = _render(fit_tools(fields, message, t.get("events") or (), fits))
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
         turns = turns[1:]
@@ -344,11 +396,41 @@ def serialize(
         head = int(n * HEAD_SHARE)
         return message[:head].rstrip() + ELISION + message[len(message) - (n - head) :].lstrip()
 
-    lo, hi = 0, len(message)
+    n = longest(lambda k: count_tokens(build(cut(k), [])) <= max_length, len(message))
+    return build(cut(n), [])
+
+
+def longest(fits: Callable[[int], bool], hi: int) -> int:
+    """The largest ``k`` in ``0..hi`` with ``fits(k)`` (``fits`` true up to some k, then false)."""
+    lo = 0
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if count_tokens(build(cut(mid), [])) <= max_length:
-            lo = mid
-        else:
-            hi = mid - 1
-    return build(cut(lo), [])
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def fit_tools(
+    fields: list[tuple[str, list[str]]],
+    message: str,
+    events: Iterable[str],
+    fits: Callable[[list[tuple[str, list[str]]]], bool],
+) -> list[tuple[str, list[str]]]:
+    """``fields`` with the tool list cut to the most names, by :func:`tool_ranking`, that
+    ``fits`` accepts (kept names in their usual order; other fields as they are).
+
+    Example:
+        >>> fields = [("tools", ["hass broadcast", "hass light set", "hass timer status"])]
+        >>> fit_tools(fields, "dim the light", [], lambda fs: sum(len(v) for _, v in fs) <= 2)
+        [('tools', ['hass broadcast', 'hass light set'])]
+    """
+    at = next((i for i, (label, _) in enumerate(fields) if label == "tools"), None)
+    if at is None:
+        return fields
+    ranked = tool_ranking(fields[at][1], message, events)
+
+    def keep(k: int) -> list[tuple[str, list[str]]]:
+        kept = sorted(ranked[:k])
+        return [(label, kept if i == at else items) for i, (label, items) in enumerate(fields)
+                if i != at or kept]  # fmt: skip
+
+    return keep(longest(lambda k: fits(keep(k)), len(ranked)))

@@ -78,6 +78,7 @@ def model_info(model: str | Path | None = None, *, card_lines: int = CARD_LINES)
             for e in catalog.events.values()
         ],
         "systems": {name: list(aliases) for name, aliases in catalog.systems.items()},
+        "known_tools": sorted(catalog.known_tools),
         "policy": {
             "rules": [r.rule_id for r in policy.rules],
             "guards": [g.rule_id for g in policy.guards],
@@ -108,6 +109,8 @@ def render_info(data: dict[str, Any]) -> None:
     for e in data["events"]:  # tool names the policy reads as offering the event
         if e["tools"]:
             console.print(f"declared tools of {e['name']}: " + ", ".join(e["tools"]), markup=False)
+    if data["known_tools"]:  # read too, so a list of only declared and known names is closed
+        console.print("known tools (no event): " + ", ".join(data["known_tools"]), markup=False)
     for kind in ("rules", "guards"):
         console.print(
             f"policy {kind}: " + (", ".join(data["policy"][kind]) or "none"), markup=False

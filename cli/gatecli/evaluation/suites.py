@@ -22,8 +22,11 @@ BOUNDARY_SUITES = (
     "passages_heldout",
 )  # fmt: skip
 # issue 12: pairs that must not flip, and turns whose earlier turns decide (built after split);
-# issue 14: agents' tool lists, freely named (tools_unseen) and in the catalog's names
-CONTEXT_SUITES = ("invariance", "context", "tools_unseen", "tools_catalog")
+# issue 14: agents' tool lists, freely named (tools_unseen), in the catalog's names and in
+# Home Assistant's intent names
+CONTEXT_SUITES = (
+    "invariance", "context", "tools_unseen", "tools_catalog", "tools_home_assistant",
+)  # fmt: skip
 SUITE_NAMES = (*CORPUS_SUITES, "seeds", *EXTERNAL_SUITES, *BOUNDARY_SUITES, *CONTEXT_SUITES)
 
 

@@ -9,7 +9,9 @@ shares no word with the tool that serves it ("is it snowing" / ``duckduckgo_sear
 this view, each release measured the pairs with a script of its own (README "Training",
 1.2.40-1.2.43).
 
-Turns are recognised by id (``augmented:<rule>:<base id>``, as the corpus writes them).
+Turns are recognised by id (``augmented:<rule>:<base id>``, as the corpus writes them), and
+the ``tools_home_assistant`` suite's (``tools_home_assistant:<pair>:<kind>``) as
+``home_assistant.<kind>``: Home Assistant's intent-named tools (offered, lacking, plain).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ RULES = (
     "tools.ask",
     "catalog_list.offered",
     "catalog_list.missing",
+    "home_assistant.offered",
+    "home_assistant.lacking",
+    "home_assistant.plain",
 )
+HA_SUITE = "tools_home_assistant"
 SEARCH = "knowledge.web.search"
 
 
@@ -36,10 +42,14 @@ def rule_of(turn_id: str) -> str | None:
         'tools.offered'
         >>> rule_of("augmented:inv.tools_added:x") is None
         True
+        >>> rule_of("tools_home_assistant:0a1b2c3d4e5f:lacking")
+        'home_assistant.lacking'
     """
     parts = turn_id.split(":", 2)
     if len(parts) == 3 and parts[0] == "augmented" and parts[1] in RULES:
         return parts[1]
+    if len(parts) == 3 and parts[0] == HA_SUITE and f"home_assistant.{parts[2]}" in RULES:
+        return f"home_assistant.{parts[2]}"
     return None
 
 

@@ -28,6 +28,7 @@ from gatecli_train.corpus import (
     risk_context,
     sentences,
     tools_catalog,
+    tools_home_assistant,
     tools_unseen,
     tools_variation,
     xsid,
@@ -160,6 +161,7 @@ def build(
     later = eval_suites.after_split(raw, records, seed_file)  # issue 12: invariance, context
     later["tools_unseen"] = tools_unseen.suite(evals, records)  # issue 14: agents' tool lists
     later["tools_catalog"] = tools_catalog.suite(records, catalog_events)
+    later["tools_home_assistant"] = tools_home_assistant.suite(evals["home_assistant"])
     evals |= {k: sorted(v, key=lambda r: r["id"])[:limit_per_source] if limit_per_source else v
               for k, v in later.items()}  # fmt: skip
     bad = [

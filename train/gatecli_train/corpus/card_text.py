@@ -622,7 +622,17 @@ language (execute, events of a tool family, no tool list or earlier turns; round
 event sets), each
 once with its events plus two catalog events of other families (`offered`: labels kept) and
 once with three catalog events of other families (`lacking`: `connect`, the `tools.missing`
-rule); ids `tools_catalog:<pair>:<kind>`; 720 records. `passages_heldout`
+rule); ids `tools_catalog:<pair>:<kind>`; 720 records. `tools_home_assistant`
+(`tools_home_assistant.py`, issue 14): the `home_assistant` suite's held-out turns under the
+tool list Home Assistant's Assist LLM API hands an agent (one tool per intent, `HassTurnOn`,
+`HassLightSet`, `HassStartTimer`, ..., `GetLiveContext`; 32 names, without the intents it
+ignores: `HassNevermind`, `HassGetState`, `HassGetWeather`, `HassClimateGetTemperature`): up to
+100 requests per language whose events an exposed intent serves (round-robin over event sets;
+weather left out), each with the whole list (`offered`: labels kept) and without every intent
+that serves its events by the corpus's Home Assistant intent table (`lacking`: `connect`, the
+`tools.missing` rule), and up to 40 turns per language with no event (state, time and
+thermostat questions) with the whole list (`plain`: labels kept); ids
+`tools_home_assistant:<pair>:<kind>`; 720 records. `passages_heldout`
 (`data/suites/passages_heldout.jsonl`, read by `eval_suites.passages_heldout`): 24 authored
 pasted passages per language (news, encyclopedia, leaflets, museum labels, lab notices) with
 alarming words in safe use, on topics none of the training passages covers (the Halifax
