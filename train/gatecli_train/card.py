@@ -120,6 +120,26 @@ def long_message_text(tpl: dict[str, Any]) -> str:
     return "A message over the budget is cut from its end."
 
 
+def tool_overflow_text(tpl: dict[str, Any]) -> str:
+    """What this folder's template gives up when a tool list overflows the budget (folders
+    before the ``tool_overflow`` key cut the message and kept the whole list).
+
+    Example:
+        >>> tool_overflow_text({})[:30]
+        'A tool list over the budget is'
+    """
+    if tpl.get("tool_overflow") == "drop_tools":
+        return (
+            "A turn over the budget keeps at most a third of it for tool names, those sharing "
+            "a word with the message first (`tool_overflow: drop_tools`), before earlier turns "
+            "or the message give anything up."
+        )
+    return (
+        "A tool list over the budget is kept whole and the message is cut instead (under "
+        "~30 tool names nothing of it is left)."
+    )
+
+
 def render(
     model_dir: Path,
     results: dict[str, Any],
@@ -143,6 +163,7 @@ def render(
     named = {cfg.model_id: results, **compare}
     return template.format(
         long_message=long_message_text(cfg.template),
+        tool_overflow=tool_overflow_text(cfg.template),
         targets=card_release.targets_table(results),
         heldout=card_release.heldout_table(named, cfg.model_id, tfidf),
         model_id=cfg.model_id,
