@@ -159,9 +159,7 @@ class _Turn:
         template reads it: ``[]``, ``None`` and blank names make no list.
         """
         names = self._named_tools
-        return bool(names) and all(
-            n in self.catalog.events or self.catalog.knows_tool(n) for n in names
-        )
+        return bool(names) and all(self.catalog.knows_tool(n) for n in names)
 
     def missing_required(self) -> list[str]:
         req = [s for e in self.events for s in self.catalog.event(e).required_slots]

@@ -375,11 +375,13 @@ def serialize(
         # list fill what the rest leaves read Home Assistant's worse (gate-small 1.2.47 on
         # tools_home_assistant: decision accuracy 0.828 against 0.851, events micro-F1 0.906
         # against 0.940) and costs tokens.
+        label = next((f["label"] for f in t["fields"] if f["key"] == "available_tools"), "")
+
         def fits(fs: list[tuple[str, list[str]]]) -> bool:
-            tools = _render([f for f in fs if f[0] == "tools"])
+            tools = _render([f for f in fs if f[0] == label])
             return not tools or count_tokens(tools[0]) <= max_length // 3
 
-        context = _render(fit_tools(fields, message, t.get("events") or (), fits))
+        context = _render(fit_tools(fields, label, message, t.get("events") or (), fits))
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
         turns = turns[1:]
@@ -411,26 +413,29 @@ def longest(fits: Callable[[int], bool], hi: int) -> int:
 
 def fit_tools(
     fields: list[tuple[str, list[str]]],
+    label: str,
     message: str,
     events: Iterable[str],
     fits: Callable[[list[tuple[str, list[str]]]], bool],
 ) -> list[tuple[str, list[str]]]:
-    """``fields`` with the tool list cut to the most names, by :func:`tool_ranking`, that
-    ``fits`` accepts (kept names in their usual order; other fields as they are).
+    """``fields`` with the tool list (the field labelled ``label``) cut to the most names, by
+    :func:`tool_ranking`, that ``fits`` accepts (kept names in their usual order; other fields
+    as they are).
 
     Example:
         >>> fields = [("tools", ["hass broadcast", "hass light set", "hass timer status"])]
-        >>> fit_tools(fields, "dim the light", [], lambda fs: sum(len(v) for _, v in fs) <= 2)
+        >>> fit_tools(fields, "tools", "dim the light", [],
+        ...           lambda fs: sum(len(v) for _, v in fs) <= 2)
         [('tools', ['hass broadcast', 'hass light set'])]
     """
-    at = next((i for i, (label, _) in enumerate(fields) if label == "tools"), None)
+    at = next((i for i, (name, _) in enumerate(fields) if name == label), None)
     if at is None:
         return fields
     ranked = tool_ranking(fields[at][1], message, events)
 
     def keep(k: int) -> list[tuple[str, list[str]]]:
         kept = sorted(ranked[:k])
-        return [(label, kept if i == at else items) for i, (label, items) in enumerate(fields)
+        return [(name, kept if i == at else items) for i, (name, items) in enumerate(fields)
                 if i != at or kept]  # fmt: skip
 
     return keep(longest(lambda k: fits(keep(k)), len(ranked)))
