@@ -86,3 +86,15 @@ def test_card_says_how_the_folders_own_template_fits_a_long_message() -> None:
     assert "{long_message}" in card
     assert "head_tail" in long_message_text(DEFAULT_TEMPLATE)
     assert long_message_text({}) == "A message over the budget is cut from its end."
+
+
+def test_card_says_what_the_folders_template_does_with_a_long_tool_list() -> None:
+    """Likewise for ``tool_overflow``: a folder before the key cut the message to keep the
+    whole tool list, and its card says so."""
+    from gatecli.template import DEFAULT_TEMPLATE
+    from gatecli_train.card import tool_overflow_text
+
+    card = (Path(__file__).parents[1] / "train/gatecli_train/assets/card.md").read_text()
+    assert "{tool_overflow}" in card
+    assert "drop_tools" in tool_overflow_text(DEFAULT_TEMPLATE)
+    assert "the message is cut instead" in tool_overflow_text({})
