@@ -78,17 +78,26 @@ def _lists(
     return offered, _others(events, catalog_events, f"{key}:l", n_lacking)
 
 
-def _turn(rec: Record, pair: str, kind: str, tools: list[str]) -> Record:
+def suite_turn(
+    suite: str, rec: Record, pair: str, kind: str, tools: list[str], same: str
+) -> Record:
+    """One turn of a tool-list eval suite (``<suite>:<pair>:<kind>``): ``rec`` under ``tools``;
+    a ``lacking`` turn is ``connect`` (rule ``tools.missing``), any other keeps its labels
+    (rule ``same``, said in the note)."""
     labels = dict(rec["labels"])
-    rule = "same labels: the list offers the request" if kind == "offered" else "tools.missing"
+    rule = "tools.missing" if kind == "lacking" else same
     if kind == "lacking":
         labels["decision"] = "connect"
     return {
-        **rec, "id": f"{SUITE}:{pair}:{kind}", "source": SUITE, "split": "eval_only",
-        "provenance": "augmented", "group": f"{SUITE}:{pair}", "labels": labels,
+        **rec, "id": f"{suite}:{pair}:{kind}", "source": suite, "split": "eval_only",
+        "provenance": "augmented", "group": f"{suite}:{pair}", "labels": labels,
         "input": {**rec["input"], "available_tools": tools},
-        "note": f"{SUITE} {kind} of {rec['id']} ({rec['source']}); label_rule: {rule}",
+        "note": f"{suite} {kind} of {rec['id']} ({rec['source']}); label_rule: {rule}",
     }  # fmt: skip
+
+
+def _turn(rec: Record, pair: str, kind: str, tools: list[str]) -> Record:
+    return suite_turn(SUITE, rec, pair, kind, tools, "same labels: the list offers the request")
 
 
 def suite(records: list[Record], catalog_events: list[str]) -> list[Record]:

@@ -35,6 +35,7 @@ from collections import defaultdict
 from typing import Any
 
 from gatecli_train.corpus.home_assistant import INTENT_EVENTS
+from gatecli_train.corpus.tools_catalog import suite_turn
 from gatecli_train.corpus.tools_variation import interleave
 
 Record = dict[str, Any]
@@ -87,16 +88,9 @@ def _bases(records: list[Record], lang: str, with_events: bool, n: int) -> list[
 
 
 def _turn(rec: Record, pair: str, kind: str, tools: list[str]) -> Record:
-    labels = dict(rec["labels"])
-    rule = "tools.missing" if kind == "lacking" else "same labels: the list serves or is not needed"
-    if kind == "lacking":
-        labels["decision"] = "connect"
-    return {
-        **rec, "id": f"{SUITE}:{pair}:{kind}", "source": SUITE, "split": "eval_only",
-        "provenance": "augmented", "group": f"{SUITE}:{pair}", "labels": labels,
-        "input": {**rec["input"], "available_tools": sorted(tools, key=lambda t: _h(pair + t))},
-        "note": f"{SUITE} {kind} of {rec['id']} ({rec['source']}); label_rule: {rule}",
-    }  # fmt: skip
+    shuffled = sorted(tools, key=lambda t: _h(pair + t))
+    return suite_turn(SUITE, rec, pair, kind, shuffled,
+                      "same labels: the list serves or is not needed")  # fmt: skip
 
 
 def suite(home_assistant: list[Record]) -> list[Record]:
