@@ -172,8 +172,17 @@ def test_serving_tool_names_carry_no_other_familys_word() -> None:
 
 
 def test_tool_list_variants(built: Path) -> None:
+    from tokenizers import Tokenizer
+
+    from gatecli.template import DEFAULT_TEMPLATE, serialize, tool_words
     from gatecli_train.corpus.tool_names import OTHER, SERVES
-    from gatecli_train.corpus.tools_variation import HELD, ask_events, base_key
+    from gatecli_train.corpus.tools_variation import HELD, LONG_K, ask_events, base_key
+
+    shipped = Path(__file__).resolve().parents[1] / "models/gatecli_models/gate-small"
+    tok = Tokenizer.from_file(str(shipped / "tokenizer.json"))
+
+    def count(text: str) -> int:
+        return len(tok.encode(text).ids)
 
     names = [n for pats in SERVES.values() for _, lst in pats for n in lst] + OTHER
 
@@ -188,7 +197,14 @@ def test_tool_list_variants(built: Path) -> None:
     for r in var:
         base = by_id[r["id"].split(":", 2)[2]]
         tools = r["input"]["available_tools"]
-        assert 2 <= len(tools) <= 6 and r["provenance"] == "augmented"
+        assert 2 <= len(tools) <= LONG_K[1] and r["provenance"] == "augmented"
+        if len(tools) > 6 and "tools.offered" in r["id"]:  # the template's cut keeps it
+            twin = by_id[r["id"].replace("tools.offered", "tools.missing")]
+            assert len(twin["input"]["available_tools"]) > 6  # long for both, or neither
+            text = serialize(r["input"], DEFAULT_TEMPLATE, count_tokens=count, max_length=96)
+            kept = [t for t in tools if f"{tool_words(t)}," in f"{text.split('tools: ')[1]},"]
+            must = r["note"].split("tool offered: ")[1].split(" (rule")[0].split(", ")
+            assert {base_key(listed(t)) for t in kept} & set(map(base_key, must)), text
         assert (r["group"], r["split"]) == (base["group"], base["split"])
         assert all((listed(t) in HELD) == (r["split"] != "train") for t in tools)
         assert r["input"]["user_message"] == base["input"]["user_message"]

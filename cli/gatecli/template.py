@@ -293,14 +293,29 @@ def tool_ranking(tools: list[str], message: str, events: Iterable[str]) -> list[
         ['alarm.set', 'hass light set', 'hass broadcast']
     """
     catalog = set(events)
-    words = set(_NON_WORD.sub(" ", message).split()) - _GENERIC_WORDS
+    words = _words(message)
 
     def rank(tool: str) -> int:
         if tool in catalog:
             return 0
-        return 1 if words & set(_NON_WORD.sub(" ", tool).split()) else 2
+        return 1 if words & _words(tool) else 2
 
     return sorted(tools, key=rank)
+
+
+def _words(text: str) -> set[str]:
+    return set(_NON_WORD.sub(" ", text).split()) - _GENERIC_WORDS
+
+
+def shares_word(tool: str, message: str) -> bool:
+    """Whether ``tool`` (as :func:`tool_words`) shares a non-generic word with ``message``
+    (lower-cased, as the template reads it): the tools :func:`tool_ranking` keeps first.
+
+    Example:
+        >>> shares_word("hass light set", "dim the light"), shares_word("set timer", "set it")
+        (True, False)
+    """
+    return bool(_words(message) & _words(tool))
 
 
 def _clean(text: str, lowercase: bool) -> str:

@@ -501,6 +501,13 @@ all, 158 before): once the policy stopped overriding the model's `connect` under
 (gate-small 1.2.26), its own reading showed: 22% of dev turns whose list offers the request
 read `connect`, most of them with a held-out name ("joue Bang Bang de Sheila" with
 `play_media`).
+Corpus 1.2.50: a fifth of these lists (any kind) hold 7-30 names instead of 2-6. Agents list
+that many (Home Assistant's Assist API 32, When2Call up to 20), and since gate-small 1.2.49 the
+template cuts a list over its budget to the names most likely to serve the request (catalog
+events, then names sharing a word with the message, at most a third of the budget): no
+training turn had shown the model such a cut list. An offered or ask list is long only when
+each serving name shares a word with the message (so the cut keeps it: most English requests,
+few Chinese or French ones); a missing or plain list is right whatever the cut keeps.
 
 Catalog-name tool lists (`tools_catalog.vary`, corpus 1.2.28): the spec's own input form
 lists the catalog's event names (`["device.volume.adjust", "knowledge.web.search"]`), and the

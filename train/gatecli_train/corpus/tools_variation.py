@@ -6,7 +6,9 @@ seeded, event-balanced sample of real requests (mapped/authored execute records 
 non-empty events) two variants are made in the original's group (so they share its split):
 
 - ``tools.offered``: 2-6 developer-style function names, one serving each event -> same labels;
-- ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged.
+- ``tools.missing``: 2-6 names of unrelated tools -> ``connect``, events and tags unchanged;
+
+a fifth of the lists hold 7-30 names instead (:data:`LONG_SHARE`).
 
 Plain answers (every execute turn with no event: questions, chit-chat, statements) get
 ``tools.plain``: unrelated tools -> still execute, since no tool is needed. ``ask`` turns
@@ -26,6 +28,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+from gatecli.template import shares_word, tool_words
 from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 
 # One share per event set in the round robin below. Three shares for search (corpus 1.2.42)
@@ -36,6 +39,19 @@ EVENTS_N = {"en": 2500, "zh": 600, "fr": 500}
 PLAIN_N = {"en": 1500, "zh": 900, "fr": 700}
 # About a fifth of the train ask turns of each language whose slots map to an event.
 ASK_N = {"en": 550, "zh": 200, "fr": 120}
+# Corpus 1.2.50: about a fifth of the lists hold 7-30 names. Agents list that many (Home Assistant's
+# Assist API 32, When2Call up to 20), and the template cuts a list over its budget to the names
+# most likely to serve the request (``tool_overflow: drop_tools``: events, then names sharing a
+# word with the message, at most a third of the budget): the model had only seen 2-6 names,
+# never such a cut list. A list keeps its serving names in view only when they share a word
+# with the message, so an offered or ask list is long only then (``_long``), and an offered
+# request's missing twin with it (else long lists would mean connect); a plain list (no tool
+# needed) is right whatever the cut keeps.
+LONG_SHARE = 0.2
+# Drawn this often, a serving name shares a word with the message about two times in five
+# (English), so about a fifth of the English pairs get a long list.
+PAIR_LONG_SHARE = 0.5
+LONG_K = (7, 30)
 # Spec §2.4 kinds of missing information -> the catalog events a request missing it may be
 # for (catalog required_slots, plus the search a "where?" serves); amount has none.
 ASK_SLOT_EVENTS: dict[str, tuple[str, ...]] = {
@@ -256,12 +272,21 @@ def _variant(r: dict[str, Any], kind: str, tools: list[str], note: str) -> dict[
     return v
 
 
-def _pick(rng: random.Random, must: list[str], others: list[str]) -> list[str]:
-    k = max(rng.randint(2, 6), len(must))
+def _pick(rng: random.Random, must: list[str], others: list[str], long: bool = False) -> list[str]:
+    """``must`` (already styled) among 2-6 other names, or :data:`LONG_K` with ``long``."""
+    k = max(rng.randint(*(LONG_K if long else (2, 6))), len(must))
     rest = [n for n in others if n not in must]
-    tools = must + rng.sample(rest, min(k - len(must), len(rest)))
+    tools = must + [styled(t, rng) for t in rng.sample(rest, min(k - len(must), len(rest)))]
     rng.shuffle(tools)
-    return [styled(t, rng) for t in tools]
+    return tools
+
+
+def _long(rng: random.Random, must: list[str], message: str) -> bool:
+    """A :data:`PAIR_LONG_SHARE` draw, held only when every serving name (styled) shares a
+    word with the message, so that the template's cut keeps it in view (see
+    :data:`LONG_SHARE`)."""
+    draw = rng.random() < PAIR_LONG_SHARE
+    return draw and all(shares_word(tool_words(t), message.lower()) for t in must)
 
 
 def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
@@ -276,9 +301,11 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
             if not all(cands):
                 continue
             must = sorted({rng.choice(c) for c in cands})
-            offered = _pick(rng, must, unrelated(ev, split))
+            spelled = [styled(t, rng) for t in must]
+            long = _long(rng, spelled, msg)  # both variants, so length tells nothing
+            offered = _pick(rng, spelled, unrelated(ev, split), long)
             out.append(_variant(r, "offered", offered, f"tool offered: {', '.join(must)}"))
-            tools = _pick(rng, [], unrelated(ev, split))
+            tools = _pick(rng, [], unrelated(ev, split), long)
             missing = _variant(r, "missing", tools, "needed tool not offered")
             missing["labels"]["decision"] = "connect"
             out.append(missing)
@@ -286,7 +313,7 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
     for lang, n in sorted(PLAIN_N.items()):
         rng = random.Random(f"{seed}:plain:{lang}")
         for r in _round_robin(plain.get(lang, []), n, rng, lambda r: r["source"]):
-            tools = _pick(rng, [], unrelated([], r["split"]))
+            tools = _pick(rng, [], unrelated([], r["split"]), rng.random() < LONG_SHARE)
             out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
     asks = _ask_pool(records)
     for lang, n in sorted(ASK_N.items()):
@@ -297,7 +324,8 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
             must = serving_picks(events, msg, split, rng)
             if not must:
                 continue
-            tools = _pick(rng, must, unrelated(events, split))
+            spelled = [styled(t, rng) for t in must]
+            tools = _pick(rng, spelled, unrelated(events, split), _long(rng, spelled, msg))
             note = f"a tool does not supply the missing detail; offered: {', '.join(must)}"
             out.append(_variant(r, "ask", tools, note))
     return out
