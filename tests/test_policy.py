@@ -504,6 +504,38 @@ def test_a_catalog_tool_list_that_lacks_the_event_routes_to_connect(tools, top, 
     assert consistency_errors(res) == []
 
 
+@pytest.mark.parametrize(
+    "tools", [["device.volume.adjust", "media.play"], HOME_ASSISTANT, ["my_tool"], None]
+)
+def test_no_tool_list_lacks_an_event_that_needs_no_tool(tools):
+    """Saying goodbye is the agent's own act (session.terminate, ``needs_tool: false``): no
+    list, closed or free, routes it to a tool (1.2.49 routed "没事了" under Home Assistant's
+    list to connect:tool)."""
+    assert CATALOG.tool_free_events == {"session.terminate"}
+    rec = {"user_message": "bye, thanks", "available_tools": tools}
+    for top in ("execute", "connect"):  # the model's connect stands down as for an account
+        res = apply_policy(head(top=top, events=["session.terminate"]), rec, CATALOG, POLICY)
+        assert res.decision == "execute" and res.gate_validation.route_hint is None
+        assert res.events == ["session.terminate"] and consistency_errors(res) == []
+    # nor does it offer anything: beside an event the closed list lacks, the turn routes
+    res = apply_policy(
+        head(events=["session.terminate", "media.play"]),
+        {"user_message": "play some jazz, bye", "available_tools": ["device.volume.adjust"]},
+        CATALOG,
+        POLICY,
+    )
+    assert res.decision == "connect" and res.gate_validation.route_hint == "connect:tool"
+
+
+def test_needs_tool_is_a_boolean_and_excludes_tools():
+    with pytest.raises(CatalogError, match="needs_tool must be true or false"):
+        Catalog.from_mapping({"events": [{"name": "a.b", "needs_tool": "no"}]})
+    with pytest.raises(CatalogError, match="lists no tools"):
+        Catalog.from_mapping({"events": [{"name": "a.b", "needs_tool": False, "tools": ["x"]}]})
+    cat = Catalog.from_mapping({"events": [{"name": "a.b"}, {"name": "c.d", "needs_tool": False}]})
+    assert cat.tool_free_events == {"c.d"} and cat.event("a.b").needs_tool
+
+
 def test_a_catalog_tool_list_that_names_one_of_the_events_lets_the_turn_run():
     """An extra event the model adds by mistake must not route a request the list serves
     ("lance le roomba": device.power.toggle + media.play, the list offering the first)."""

@@ -40,6 +40,9 @@ class EventSpec:
     # Tool names that agents give this event's tool, as tool_words (``searchWeb`` and
     # ``search_web`` are one): a listed tool with one of them offers the event (policy).
     tools: tuple[str, ...] = ()
+    # False for an event the agent carries out without a tool (session.terminate: the
+    # conversation ends): no tool list can lack it.
+    needs_tool: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,20 @@ class Catalog:
     @cached_property
     def _event_words(self) -> frozenset[str]:
         return frozenset(tool_words(e) for e in self.events)
+
+    @cached_property
+    def tool_free_events(self) -> frozenset[str]:
+        """Events that need no tool (``needs_tool: false``): a tool list never lacks them.
+
+        Why: "bye" under a closed list (the spec's own form, event names only; Home
+        Assistant's intents) was routed to ``connect:tool`` because no listed tool serves
+        session.terminate, while ending the conversation is the agent's own act.
+
+        Example:
+            >>> sorted(Catalog.default().tool_free_events)
+            ['session.terminate']
+        """
+        return frozenset(e.name for e in self.events.values() if not e.needs_tool)
 
     def events_for_tools(self, tools: Iterable[str]) -> set[str]:
         """Events whose declared ``tools`` name one of ``tools`` (any spelling).
@@ -252,6 +269,11 @@ def _event(i: int, raw: Any, systems: Mapping[str, Any], slots: tuple[str, ...])
     if not isinstance(tools, list):
         raise CatalogError(f"{where} ({name}): tools must be a list of tool names")
     tool_keys = tuple(dict.fromkeys(k for k in (tool_words(str(t)) for t in tools) if k))
+    needs_tool = raw.get("needs_tool", True)
+    if not isinstance(needs_tool, bool):
+        raise CatalogError(f"{where} ({name}): needs_tool must be true or false")
+    if tools and not needs_tool:
+        raise CatalogError(f"{where} ({name}): an event with needs_tool: false lists no tools")
     req_slots = tuple(str(s) for s in raw.get("required_slots") or ())
     bad = [s for s in req_slots if slots and s not in slots]
     if bad:
@@ -266,4 +288,5 @@ def _event(i: int, raw: Any, systems: Mapping[str, Any], slots: tuple[str, ...])
         requires=requires,
         required_slots=req_slots,
         tools=tool_keys,
+        needs_tool=needs_tool,
     )

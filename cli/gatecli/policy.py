@@ -129,19 +129,26 @@ class _Turn:
         """
         if not self.events or not self._named_tools:  # no list: nothing is left out
             return []
-        return [e for e in self.events if e not in self._offering]
+        return [e for e in self._tool_events() if e not in self._offering]
 
     def offered(self) -> list[str]:
         """Selected events that the turn's tool list names (none without a list)."""
         if not self.events:
             return []
-        return [e for e in self.events if e in self._offering]
+        return [e for e in self._tool_events() if e in self._offering]
+
+    def _tool_events(self) -> list[str]:
+        """Selected events that need a tool: a list neither offers nor lacks the others
+        (``needs_tool: false``: saying goodbye is the agent's own act)."""
+        free = self.catalog.tool_free_events
+        return [e for e in self.events if e not in free]
 
     @cached_property
     def _offering(self) -> frozenset[str]:
         """Events the list offers: named in any spelling, or by a tool name the catalog
         declares for them (an event's ``tools``: ``web_search`` for the search event)."""
-        return self._named_tools | self.catalog.events_for_tools(self._named_tools)
+        named = self._named_tools
+        return named | self.catalog.events_for_tools(named)
 
     @cached_property
     def _named_tools(self) -> frozenset[str]:
