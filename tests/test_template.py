@@ -8,10 +8,12 @@ import yaml
 from gatecli.artifact import DEFAULT_CATALOG
 from gatecli.template import (
     DEFAULT_TEMPLATE_V1,
+    fit_tools,
     history_turns,
     serialize,
     template_from_catalog,
     tool_ranking,
+    tool_words,
 )
 
 T = template_from_catalog(yaml.safe_load(DEFAULT_CATALOG.read_text(encoding="utf-8")))
@@ -173,6 +175,22 @@ def test_a_long_tool_list_gives_up_tools_not_the_message() -> None:
     # Earlier turns still go before the message is cut: history, then the message.
     ctx = {**rec, "conversation_context": [{"role": "user", "content": "x " * 50}]}
     assert serialize(ctx, T, count_tokens=words, max_length=60) == got
+
+
+def test_a_list_of_hundreds_is_cut_as_a_full_search_would_cut_it() -> None:
+    """``fit_tools(most=)`` bounds the search by the count of one-token names a third of the
+    budget holds (an MCP agent may list hundreds; 1,000 names took 23 ms a turn); the names
+    it keeps must be those the unbounded search keeps."""
+    names = [f"tool_{i:03d}_{w}" for i, w in enumerate(["a", "bb", "light"] * 200)]
+    fields = [("tools", [tool_words(n) for n in names])]
+    for budget in (4, 12, 30, 60):
+
+        def fits(fs: list[tuple[str, list[str]]], budget: int = budget) -> bool:
+            return sum(len(v) for _, v in fs) <= budget  # one token a name: the tightest case
+
+        full = fit_tools(fields, "tools", "the light", [], fits)
+        assert fit_tools(fields, "tools", "the light", [], fits, most=budget) == full
+        assert len(full[0][1]) == budget
 
 
 def test_tool_ranking_prefers_catalog_events_then_shared_words() -> None:

@@ -196,6 +196,7 @@ def canonical_accounts(value: Any, systems: Mapping[str, list[str]]) -> list[str
     return sorted(out)
 
 
+@lru_cache(maxsize=8192)  # an agent sends the same list every turn: its names repeat
 def tool_words(name: str) -> str:
     """A tool name as the lower-case words it is made of, whatever its casing convention.
 
@@ -303,8 +304,9 @@ def tool_ranking(tools: list[str], message: str, events: Iterable[str]) -> list[
     return sorted(tools, key=rank)
 
 
-def _words(text: str) -> set[str]:
-    return set(_NON_WORD.sub(" ", text).split()) - _GENERIC_WORDS
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_NON_WORD.sub(" ", text).split()) - _GENERIC_WORDS
 
 
 def shares_word(tool: str, message: str) -> bool:
@@ -396,7 +398,10 @@ def serialize(
             tools = _render([f for f in fs if f[0] == label])
             return not tools or count_tokens(tools[0]) <= max_length // 3
 
-        context = _render(fit_tools(fields, label, message, t.get("events") or (), fits))
+        # A name is at least one token: no more than a third of the budget's count can fit,
+        # so a list of hundreds (an MCP agent's) is searched over that many, not all of it.
+        most = max_length // 3
+        context = _render(fit_tools(fields, label, message, t.get("events") or (), fits, most=most))
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
         turns = turns[1:]
@@ -432,10 +437,12 @@ def fit_tools(
     message: str,
     events: Iterable[str],
     fits: Callable[[list[tuple[str, list[str]]]], bool],
+    *,
+    most: int | None = None,
 ) -> list[tuple[str, list[str]]]:
     """``fields`` with the tool list (the field labelled ``label``) cut to the most names, by
     :func:`tool_ranking`, that ``fits`` accepts (kept names in their usual order; other fields
-    as they are).
+    as they are); with ``most``, at most that many (the search stays short on long lists).
 
     Example:
         >>> fields = [("tools", ["hass broadcast", "hass light set", "hass timer status"])]
@@ -453,4 +460,5 @@ def fit_tools(
         return [(name, kept if i == at else items) for i, (name, items) in enumerate(fields)
                 if i != at or kept]  # fmt: skip
 
-    return keep(longest(lambda k: fits(keep(k)), len(ranked)))
+    hi = len(ranked) if most is None else min(most, len(ranked))
+    return keep(longest(lambda k: fits(keep(k)), hi))
