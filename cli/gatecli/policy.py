@@ -115,7 +115,8 @@ class _Turn:
         return self.catalog.unconnected_systems(self.events, self.accounts)
 
     def unoffered(self) -> list[str]:
-        """Selected events that the turn's tool list does not name (none without a list).
+        """Selected events needing a tool that the turn's list does not offer (none without a
+        list; :meth:`_tool_events`).
 
         A tool counts as offering an event only when its name is the event's, in any
         spelling (``set_alarm`` is not ``alarm.set``), or one the catalog declares for it
@@ -132,7 +133,7 @@ class _Turn:
         return [e for e in self._tool_events() if e not in self._offering]
 
     def offered(self) -> list[str]:
-        """Selected events that the turn's tool list names (none without a list)."""
+        """Selected events needing a tool that the turn's list offers (none without a list)."""
         if not self.events:
             return []
         return [e for e in self._tool_events() if e in self._offering]
