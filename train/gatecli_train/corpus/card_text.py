@@ -413,6 +413,18 @@ maps), `safety_sets.py`, `eval_suites.py`.
   and locks have no twin, as in the Home Assistant mapping); 10 weather questions worded like
   an indoor-sensor question -> `knowledge.web.search`. Written without opening
   `shared/datasets` or `data/eval`; 8 random rows per language re-read.
+- **Presence and whereabouts questions (issue 14, corpus 1.2.51;
+  `data/authored/presence.{en,zh,fr}.jsonl`, 45 rows each)**: gate-small 1.2.49 reads "is Ada
+  at home", "Ada est-elle à la maison" and "where is Ada" as `safety` (P 0.77-0.99, with or
+  without a tool list), because nearly every short train turn with a person and "at home / à
+  la maison / 在家" was a crisis (domestic violence, an intruder). Per language ~20 questions
+  whether someone is home, ~10 where someone (or a pet) is, ~8 about the house's occupancy, ~7
+  with a little everyday context ("I'm at work, is anyone at home to get the package?") ->
+  execute, events `[]`; none carries a sign of danger or worry. Written after reading the
+  `tools_home_assistant` failures, whose presence templates ("is anyone at home", "who is at
+  home", "Où est Joseph ?") are a handful of that suite's 720 turns: ten first drafts that
+  echoed them were reworded, and that suite's presence turns are no longer a blind test. All
+  135 rows re-read.
 - **Short explicit harmful requests in everyday openings (issue 14, corpus 1.2.7;
   `data/authored/shortharm.{en,zh,fr}.jsonl`, 150 rows each)**: written after the 1.2.5 and
   1.2.6 candidates executed short explicit harmful requests that open like ordinary ones. The
