@@ -284,6 +284,20 @@ def test_self_baseline_zero_flips_exit_0(tiny_model_dir: Path, tmp_path: Path) -
     assert data["suites"]["hand"]["model"]["overall"]["decision"]["n"] == len(TURNS)
 
 
+def test_all_suites_found_nowhere_is_an_error_not_a_passed_gate(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """``--suite all`` run outside a checkout found no suite, and its release gate, checked
+    over nothing, printed PASSED with exit code 0 (a release chain run from /tmp did)."""
+    args = ["eval", "--model", str(tiny_model_dir), "--baseline", str(tiny_model_dir),
+            "--suite", "all", "--data-dir", str(tmp_path / "nothing")]  # fmt: skip
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 2 and "no suite found under" in out.output, out.output
+    suite = _suite(tmp_path / "hand.jsonl")  # one suite found is enough; the rest are noted
+    out = CliRunner().invoke(app, [*args, "--suite", str(suite)])
+    assert out.exit_code == 0 and "skipped test: no file under" in out.output, out.output
+
+
 def test_seeds_view_lists_failures(tiny_model_dir: Path, tmp_path: Path) -> None:
     suite = _suite(tmp_path / "seedlike.jsonl", source="seeds")
     res = run_eval(tiny_model_dir, [str(suite)])

@@ -55,7 +55,9 @@ def resolve_suites(
     """Map ``--suite`` values to files; returns ``({name: path}, [skipped notes])``.
 
     ``all`` expands to every named suite that exists (missing ones are noted, not fatal);
-    an explicit name or path that does not exist raises :class:`SuiteError`.
+    an explicit name or path that does not exist raises :class:`SuiteError`, and so does a
+    request that finds no suite at all (``all`` run outside a checkout: its release gate,
+    checked over nothing, passed).
 
     Example:
         >>> resolve_suites(["seeds"])[0]  # doctest: +SKIP
@@ -89,6 +91,11 @@ def resolve_suites(
                              f"nor a file")  # fmt: skip
         name = path.name.removesuffix(".gz").removesuffix(".jsonl")
         out[name if name not in out else str(path)] = path
+    if not out:  # `all` found nothing: a gate over no suite would pass, and a card read 0 turns
+        raise SuiteError(
+            f"no suite found under {data} (run from a checkout's root, set GATECLI_DATA or pass "
+            f"--data-dir; build the data with `gatecli data build`)"
+        )
     return out, skipped
 
 
