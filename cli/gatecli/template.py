@@ -394,14 +394,17 @@ def serialize(
         # against 0.940) and costs tokens.
         label = next((f["label"] for f in t["fields"] if f["key"] == "available_tools"), "")
 
+        share = max_length // 3
+
         def fits(fs: list[tuple[str, list[str]]]) -> bool:
             tools = _render([f for f in fs if f[0] == label])
-            return not tools or count_tokens(tools[0]) <= max_length // 3
+            return not tools or count_tokens(tools[0]) <= share
 
-        # A name is at least one token: no more than a third of the budget's count can fit,
-        # so a list of hundreds (an MCP agent's) is searched over that many, not all of it.
-        most = max_length // 3
-        context = _render(fit_tools(fields, label, message, t.get("events") or (), fits, most=most))
+        # A name is at least one token: no more than `share` names can fit, so a list of
+        # hundreds (an MCP agent's) is searched over that many, not all of it.
+        context = _render(
+            fit_tools(fields, label, message, t.get("events") or (), fits, most=share)
+        )
     # Drop the oldest earlier turns until the text fits.
     while turns and count_tokens(build(message, turns)) > max_length:
         turns = turns[1:]
