@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +78,37 @@ def bare_feed(session: Any, ids: list[int]) -> dict[str, np.ndarray]:
     return {i.name: names.get(i.name, np.zeros_like(a)) for i in session.get_inputs()}
 
 
-def latency_row(gate: Any, session: Any, turns: list[dict[str, Any]]) -> dict[str, Any]:
-    """``Gate.classify`` one turn at a time vs bare ``session.run`` on the same ids."""
+def latency_ms(gate: Any, session: Any, turns: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """``Gate.classify`` one turn at a time vs bare ``session.run`` on the same ids (ms each),
+    and each turn's token count."""
     seqs, _ = gate._encode(turns)  # pre-tokenised ids, exactly what Gate feeds the model
-    row: dict[str, Any] = {"mean_tokens": round(float(np.mean([len(s) for s in seqs])), 1)}
-    row["gatecli"] = pct(timed(gate.classify, turns))
     feeds = [bare_feed(session, s) for s in seqs]
-    row["bare_ort"] = pct(timed(lambda f: session.run(None, f), feeds))
+    return {"tokens": [len(s) for s in seqs], "gatecli": timed(gate.classify, turns),
+            "bare_ort": timed(lambda f: session.run(None, f), feeds)}  # fmt: skip
+
+
+def latency_row(ms: dict[str, list[Any]]) -> dict[str, Any]:
+    """Percentiles of :func:`latency_ms` lists (of one model, possibly several passes)."""
+    row: dict[str, Any] = {"mean_tokens": round(float(np.mean(ms["tokens"])), 1)}
+    row["gatecli"], row["bare_ort"] = pct(ms["gatecli"]), pct(ms["bare_ort"])
     row["overhead_ratio_p50"] = round(row["gatecli"]["p50"] / row["bare_ort"]["p50"], 2)
     return row
+
+
+def abba(roles: list[str], timing: Callable[[str, int], dict[str, list[Any]]]) -> dict[str, Any]:
+    """Each role's :func:`latency_ms` over two halves of its turns, timed A B B A (new,
+    previous on the first half; previous, new on the second), merged per role.
+
+    Why: timing the new model first in every pair read gate-small 1.2.51 1.12x slower than
+    1.2.49 on the same graph (6.75 against 6.55 ms interleaved by hand): whatever drifts
+    (CPU clock, caches, the OS) must hit both models alike.
+    """
+    merged: dict[str, dict[str, list[Any]]] = {r: {} for r in roles}
+    for half, order in ((0, roles), (1, roles[::-1])):
+        for r in order:
+            for key, vals in timing(r, half).items():
+                merged[r].setdefault(key, []).extend(vals)
+    return {r: latency_row(ms) for r, ms in merged.items()}
 
 
 def bench_latency(args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
@@ -107,8 +130,14 @@ def bench_latency(args: argparse.Namespace, notes: list[str]) -> dict[str, Any]:
     clf = tfidf_baseline(args.corpus, notes)
     res: dict[str, Any] = {r: {} for r in gates}
     for name in ("short_20w", "tok64"):
-        for r, gate in gates.items():  # interleaved, so drift hits both models alike
-            res[r][name] = latency_row(gate, sessions[r], sets[r][name])
+
+        def timing(r: str, half: int, name: str = name) -> dict[str, list[Any]]:
+            turns = sets[r][name]
+            part = turns[: len(turns) // 2] if half == 0 else turns[len(turns) // 2 :]
+            return latency_ms(gates[r], sessions[r], part)
+
+        for r, row in abba(list(gates), timing).items():
+            res[r][name] = row
         turns, row = sets["new"][name], res["new"][name]
         if fp32 is not None:
             row["onnx_fp32"] = pct(timed(fp32.classify, turns))
