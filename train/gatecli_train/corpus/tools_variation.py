@@ -273,10 +273,12 @@ def _variant(r: dict[str, Any], kind: str, tools: list[str], note: str) -> dict[
 
 
 def _pick(rng: random.Random, must: list[str], others: list[str], long: bool = False) -> list[str]:
-    """``must`` (already styled) among 2-6 other names, or :data:`LONG_K` with ``long``."""
+    """``must`` (already styled) among 2-6 names drawn from ``others``, or :data:`LONG_K`
+    with ``long``. ``others`` never holds a ``must`` name: callers pass :func:`unrelated`
+    names, outside the families of the events ``must`` serves."""
     k = max(rng.randint(*(LONG_K if long else (2, 6))), len(must))
-    rest = [n for n in others if n not in must]
-    tools = must + [styled(t, rng) for t in rng.sample(rest, min(k - len(must), len(rest)))]
+    drawn = rng.sample(others, min(k - len(must), len(others)))
+    tools = must + [styled(t, rng) for t in drawn]
     rng.shuffle(tools)
     return tools
 
