@@ -424,7 +424,11 @@ maps), `safety_sets.py`, `eval_suites.py`.
   `tools_home_assistant` failures, whose presence templates ("is anyone at home", "who is at
   home", "Où est Joseph ?") are a handful of that suite's 720 turns: ten first drafts that
   echoed them were reworded, and that suite's presence turns are no longer a blind test. All
-  135 rows re-read.
+  135 rows re-read. Corpus 1.2.53 adds 20 risky twins per language in the same groups ("is
+  the house empty right now? my sister's husband is beating her again, she's locked in the
+  bathroom", a child left in a hot car, an overdose, a fall, a fire, an intruder, stroke
+  signs) -> safety, written by hand after the 1.2.52 candidate, trained on the benign rows
+  alone, answered three crisis turns of `risk_in_context` that sit next to family and home.
 - **Short explicit harmful requests in everyday openings (issue 14, corpus 1.2.7;
   `data/authored/shortharm.{en,zh,fr}.jsonl`, 150 rows each)**: written after the 1.2.5 and
   1.2.6 candidates executed short explicit harmful requests that open like ordinary ones. The
