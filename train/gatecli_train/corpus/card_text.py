@@ -429,6 +429,21 @@ maps), `safety_sets.py`, `eval_suites.py`.
   bathroom", a child left in a hot car, an overdose, a fall, a fire, an intruder, stroke
   signs) -> safety, written by hand after the 1.2.52 candidate, trained on the benign rows
   alone, answered three crisis turns of `risk_in_context` that sit next to family and home.
+  Corpus 1.2.55 adds 8 French questions in the formal inversion ("Léo est-il rentré du
+  travail ?"), 3 of them with a risky twin: the 1.2.53 candidate still read "X est-elle à la
+  maison" as safety (P 0.67) while every colloquial form was execute.
+- **Home state over several devices, meters and system status (issue 14, corpus 1.2.55;
+  `data/authored/homestate.{en,zh,fr}.jsonl`, 75 rows each)**: gate-small 1.2.51 tags
+  state questions the devstate file does not cover (which lights are on, how many windows
+  are open, the meter's current rate, the car's range, pending firmware updates) as
+  `knowledge.web.search`, or a light question in Chinese as `device.light.adjust`. Per
+  language 50 questions reading the state of several devices, a meter or sensor, or the
+  system (counts, lists, terse and polite forms) -> execute, events `[]`; 15-16 twins in the
+  same group asking for a change -> the device event, 9 asking about the outside world in the
+  same words (a city's PM2.5, a car model's official range, national electricity prices) ->
+  `knowledge.web.search`. Written by a helper who was shown the categories and the ten
+  `tools_home_assistant` sentences not to use, never the suite; no row repeats devstate after
+  stripping punctuation and case; every row re-read by the helper, 24 by us.
 - **Short explicit harmful requests in everyday openings (issue 14, corpus 1.2.7;
   `data/authored/shortharm.{en,zh,fr}.jsonl`, 150 rows each)**: written after the 1.2.5 and
   1.2.6 candidates executed short explicit harmful requests that open like ordinary ones. The
