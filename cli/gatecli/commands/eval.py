@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from gatecli.commands._util import APP_SETTINGS, EXIT_FAILED, fail
+from gatecli.commands._util import APP_SETTINGS, EXIT_FAILED, atomic_output, fail
 from gatecli.extras import install_hint
 from gatecli.writers import terminal_safe
 
@@ -28,6 +28,8 @@ Examples:
       --suite all --report reports/eval
 
   gatecli eval --model artifacts/baselines/tfidf --suite test --json tfidf.json
+
+  gatecli eval --suite context --turns context-turns.jsonl   # every turn, for diagnosis
 
   gatecli eval build-baselines --corpus data/corpus --out artifacts/baselines
 """
@@ -43,7 +45,7 @@ def render_summary(results: dict[str, Any]) -> None:
     from rich.table import Table
 
     from gatecli.evaluation import boundary_views
-    from gatecli.evaluation.report import SUMMARY_COLUMNS, fmt_cell, lookup
+    from gatecli.evaluation.report import SUMMARY_COLUMNS, fmt_cell, lookup, verdict
 
     console = Console()
     title = f"{results['model']}" + (f" vs {results['baseline']}" if results["baseline"] else "")
@@ -90,7 +92,7 @@ def render_summary(results: dict[str, Any]) -> None:
     if results["gate"] is not None:
         gate = Table("suite", "criterion", "passed", "why", title="release gate")
         for c in results["gate"]["checks"]:
-            gate.add_row(c["suite"], c["name"], "yes" if c["passed"] else "NO", c["reason"])
+            gate.add_row(c["suite"], c["name"], verdict(c), c["reason"])
         console.print(gate)
         console.print("release gate: " + ("PASSED" if results["gate"]["passed"] else "FAILED"))
     for note in results["skipped"]:
@@ -120,6 +122,14 @@ def eval_cli(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write every number here.")
     ] = None,
+    turns_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--turns",
+            help="Write every turn here as JSONL: suite, id, message, gold, prediction, "
+            "correct per head (and the baseline's beside them).",
+        ),
+    ] = None,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="First N turns per suite.")
     ] = None,
@@ -135,20 +145,28 @@ def eval_cli(
 
     try:
         results = run_eval(model, suite or ["test"], baseline=baseline, gate_criteria=gate_criteria,
-                           limit=limit, data_dir=data_dir)  # fmt: skip
+                           limit=limit, data_dir=data_dir,
+                           keep_turns=turns_out is not None)  # fmt: skip
     except (ArtifactError, SuiteError, ValueError, OSError) as exc:
         fail(str(exc))
+    turns = results.pop("turns", {})
     render_summary(results)
     from gatecli.evaluation.report import write_report
 
     try:
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(results, ensure_ascii=False, indent=1)
-            json_out.write_text(text, encoding="utf-8")
+            with atomic_output(json_out) as f:
+                json.dump(results, f, ensure_ascii=False, indent=1)
+        if turns_out is not None:
+            turns_out.parent.mkdir(parents=True, exist_ok=True)
+            with atomic_output(turns_out) as f:
+                for rows in turns.values():
+                    for row in rows:
+                        f.write(json.dumps(row, ensure_ascii=False) + "\n")
         if report is not None:
             typer.echo(f"report -> {write_report(results, report)}", err=True)
-    except (ImportError, OSError) as exc:
+    except (ImportError, OSError, ValueError) as exc:
         fail(str(exc))
     if results["gate"] is not None and not results["gate"]["passed"]:
         raise typer.Exit(EXIT_FAILED)

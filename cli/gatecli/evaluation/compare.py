@@ -7,11 +7,13 @@ message so a person can read them, not just a number.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gatecli import yamlfile
 from gatecli.evaluation.report import lookup
+from gatecli.evaluation.significance import paired_bootstrap
 
 DEFAULT_GATE = Path(__file__).with_name("default_gate.yaml")
 DELTA_METRICS = (
@@ -21,6 +23,16 @@ DELTA_METRICS = (
     "escalation_share", "escalation_share_unneeded", "latency_ms.p50",
 )  # fmt: skip
 FLIP_HEADS = ("decision", "events")
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Both models' per-turn rows of one suite (same records, same order) and their
+    escalation margins: what the paired bootstrap resamples."""
+
+    model_turns: list[dict[str, Any]]
+    base_turns: list[dict[str, Any]]
+    margins: tuple[float, float]
 
 
 def deltas(model: dict[str, Any], base: dict[str, Any]) -> dict[str, dict[str, float | None]]:
@@ -68,7 +80,11 @@ def load_criteria(path: str | Path | None = None) -> list[dict[str, Any]]:
 
 
 def _check(
-    c: dict[str, Any], suite: str, model: dict[str, Any], base: dict[str, Any]
+    c: dict[str, Any],
+    suite: str,
+    model: dict[str, Any],
+    base: dict[str, Any],
+    paired: Paired | None = None,
 ) -> dict[str, Any] | None:
     name = c.get("name") or c.get("metric") or c.get("view") or c.get("check")
     row = {"name": name, "suite": suite}
@@ -103,7 +119,37 @@ def _check(
         reason = f"{key} {bv:.4f} -> {mv:.4f} (may rise {c['max_rise']})"
     else:
         raise ValueError(f"gate criterion {name!r} needs max_drop or max_rise")
-    return {**row, "passed": ok, "model": mv, "baseline": bv, "reason": reason}
+    out = {**row, "passed": ok, "model": mv, "baseline": bv, "reason": reason}
+    if not ok and "confidence" in c:
+        out.update(_significance(c, key, (mv, bv), paired))
+    return out
+
+
+def _significance(
+    c: dict[str, Any], key: str, reported: tuple[float, float], paired: Paired | None
+) -> dict[str, Any]:
+    """A past-tolerance change is a failure only if the candidate is worse in at least
+    ``confidence`` of paired resamples (:mod:`gatecli.evaluation.significance`); without
+    the per-turn rows or a resampler for ``key`` it stays a failure, and says why."""
+    level = float(c["confidence"])
+    if not 0.5 <= level < 1.0:
+        raise ValueError(f"gate criterion {c.get('name')!r}: confidence must be in [0.5, 1)")
+    boot = None
+    if paired is not None:
+        boot = paired_bootstrap(
+            key, paired.model_turns, paired.base_turns, higher_is_better="max_drop" in c,
+            reported=reported, margins=paired.margins,
+        )  # fmt: skip
+    if boot is None:
+        return {"bootstrap": None, "reason_extra": "; no paired resampling for this number"}
+    worse = boot["worse_share"]
+    noise = worse < level
+    verdict = "within the draw of turns: passes" if noise else "fails"
+    return {
+        "passed": noise, "bootstrap": boot, "within_noise": noise,
+        "reason_extra": f"; worse in {worse:.0%} of {boot['resamples']} paired resamples "
+        f"(needs {level:.0%} to fail): {verdict}",
+    }  # fmt: skip
 
 
 def _too_small(c: dict[str, Any], overall: dict[str, Any]) -> str | None:
@@ -122,9 +168,14 @@ def _too_small(c: dict[str, Any], overall: dict[str, Any]) -> str | None:
 
 
 def release_gate(
-    suites: dict[str, dict[str, Any]], criteria: list[dict[str, Any]]
+    suites: dict[str, dict[str, Any]],
+    criteria: list[dict[str, Any]],
+    paired: dict[str, Paired] | None = None,
 ) -> dict[str, Any]:
     """Apply every criterion to every suite that has both values; passed = all pass.
+
+    ``paired`` (suite -> :class:`Paired`) lets criteria with ``confidence`` tell a change
+    past tolerance from the draw of turns; without it they gate on the tolerance alone.
 
     Example:
         >>> release_gate({"seeds": {"model": m, "baseline": b}}, load_criteria())  # doctest: +SKIP
@@ -137,7 +188,8 @@ def release_gate(
         for c in criteria:
             if c.get("suites") and suite not in c["suites"]:
                 continue
-            row = _check(c, suite, res["model"], res["baseline"])
+            row = _check(c, suite, res["model"], res["baseline"], (paired or {}).get(suite))
             if row is not None:
+                row["reason"] += row.pop("reason_extra", "")
                 checks.append(row)
     return {"passed": all(c["passed"] for c in checks), "checks": checks}

@@ -30,6 +30,14 @@ def lookup(tree: Any, dotted: str) -> Any:
     return tree
 
 
+def verdict(check: dict[str, Any], no: str = "NO") -> str:
+    """A gate check's "passed" cell: yes, yes (noise) when only the paired bootstrap let a
+    past-tolerance change through, or ``no``."""
+    if not check["passed"]:
+        return no
+    return "yes (noise)" if check.get("within_noise") else "yes"
+
+
 def fmt_cell(v: Any) -> str:
     """One table cell: floats to 3 places, a dash for missing, Markdown-safe text."""
     if v is None:
@@ -166,7 +174,7 @@ def write_report(results: dict[str, Any], out_dir: str | Path, *, plots: bool = 
                   f"**{'PASSED' if gate['passed'] else 'FAILED'}**.\n")  # fmt: skip
         md.append(_table(["suite", "criterion", "baseline", "model", "passed", "why"],
                          [[c["suite"], c["name"], c["baseline"], c["model"],
-                           "yes" if c["passed"] else "**no**", c["reason"]]
+                           verdict(c, no="**no**"), c["reason"]]
                           for c in gate["checks"]]))  # fmt: skip
     md.append("## Summary\n\n" + card_tables(results))
     for suite, entry in results["suites"].items():

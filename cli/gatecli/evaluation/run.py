@@ -12,14 +12,47 @@ from gatecli.evaluation.suites import load_suite, resolve_suites
 from gatecli.records import ASK_MARGIN
 
 
+def _margin(p: Predictor) -> float:
+    return float(p.escalation.get("ask_margin", ASK_MARGIN))
+
+
+def turn_rows(
+    suite: str, turns: list[dict[str, Any]], base_turns: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """One row per turn for ``--turns``: gold, prediction, per-head correctness and, with a
+    baseline, the baseline's prediction and correctness beside them.
+
+    Why: every diagnosis of a candidate (which follow-ups it executes, which events it adds
+    on which suite) needs the turns, not the aggregates; before this each one re-ran the
+    model in a throwaway script. Latency is left out (it is a benchmark's number).
+    """
+    rows = []
+    for i, t in enumerate(turns):
+        row: dict[str, Any] = {
+            "suite": suite, "id": t["id"], "source": t["source"], "lang": t["lang"],
+            "message": t["message"], "gold": t["gold"], "error": t["error"],
+            "pred": _pred(t), "correct": t.get("correct"),
+        }  # fmt: skip
+        if base_turns is not None:
+            b = base_turns[i]
+            row["baseline"] = {"error": b["error"], "pred": _pred(b), "correct": b.get("correct")}
+        rows.append(row)
+    return rows
+
+
+def _pred(t: dict[str, Any]) -> dict[str, Any] | None:
+    if t.get("pred") is None:
+        return None
+    return {k: v for k, v in t["pred"].items() if k != "latency_ms"}
+
+
 def evaluate_predictor(
     predictor: Predictor, records: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Predict every record of a suite and score it; returns ``(scores, per-turn rows)``."""
     preds = predictor.predict([r["input"] for r in records]) if records else []
     turns = pair(records, preds)
-    margin = float(predictor.escalation.get("ask_margin", ASK_MARGIN))
-    return score_turns(turns, predictor.labels, margin), turns
+    return score_turns(turns, predictor.labels, _margin(predictor)), turns
 
 
 def run_eval(
@@ -31,11 +64,14 @@ def run_eval(
     limit: int | None = None,
     data_dir: str | Path | None = None,
     max_flips: int = 200,
+    keep_turns: bool = False,
 ) -> dict[str, Any]:
     """Evaluate a model (and optionally a baseline) on suites; every number in one dict.
 
     ``result["gate"]["passed"]`` is False when a baseline was given and a release criterion
-    fails (the command exits 1 then).
+    fails (the command exits 1 then). ``keep_turns`` adds ``result["turns"]``: every turn of
+    every suite, the candidate's prediction and, with a baseline, the baseline's
+    (:func:`turn_rows`; ``gatecli eval --turns FILE`` writes them).
 
     Example:
         >>> res = run_eval("runs/new", ["seeds"], baseline="models/gate-prev")  # doctest: +SKIP
@@ -51,13 +87,17 @@ def run_eval(
         "baseline_path": str(baseline) if baseline else None,
         "suites": {}, "skipped": skipped, "comparison": {},
     }  # fmt: skip
+    paired: dict[str, compare.Paired] = {}
+    kept: dict[str, list[dict[str, Any]]] = {}
     for name, path in paths.items():
         records, errors = load_suite(path, limit)
         scores, turns = evaluate_predictor(cand, records)
         entry: dict[str, Any] = {"path": str(path), "n": len(records), "read_errors": errors,
                                  "model": scores}  # fmt: skip
+        base_turns = None
         if base is not None:
             entry["baseline"], base_turns = evaluate_predictor(base, records)
+            paired[name] = compare.Paired(turns, base_turns, (_margin(cand), _margin(base)))
             fl = compare.flips(turns, base_turns)
             out["comparison"][name] = {
                 "deltas": compare.deltas(scores, entry["baseline"]),
@@ -65,8 +105,13 @@ def run_eval(
                 "fixed": fl["fixed"][:max_flips], "broken": fl["broken"][:max_flips],
             }  # fmt: skip
         out["suites"][name] = entry
+        if keep_turns:
+            kept[name] = turn_rows(name, turns, base_turns)
+    if keep_turns:
+        out["turns"] = kept
     if base is not None:
-        out["gate"] = compare.release_gate(out["suites"], compare.load_criteria(gate_criteria))
+        criteria = compare.load_criteria(gate_criteria)
+        out["gate"] = compare.release_gate(out["suites"], criteria, paired)
         out["gate"]["criteria_file"] = str(gate_criteria or compare.DEFAULT_GATE)
     else:
         out["gate"] = None
