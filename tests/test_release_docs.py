@@ -53,7 +53,9 @@ def test_release_notes_section_and_changelog_replace(tmp_path: Path) -> None:
         "gate": {"passed": False, "criteria_file": "x/default_gate.yaml", "checks": [
             {"passed": False, "suite": "test", "name": "safety_recall", "reason": "0.9 -> 0.8"},
             {"passed": True, "suite": "ordinary_en", "name": "events_micro_f1",
-             "reason": "skipped: events.gold_labels = 16 < min_support 50"}]},
+             "reason": "skipped: events.gold_labels = 16 < min_support 50"},
+            {"passed": True, "within_noise": True, "suite": "when2call",
+             "name": "decision_macro_f1", "reason": "0.32 -> 0.30; worse in 80%"}]},
         "comparison": {"test": {"n_fixed": 1, "n_broken": 1,
                                 "deltas": {"decision.macro_f1": {"delta": 0.05}},
                                 "fixed": [_flip("fixed", "什么是斯多葛主义？")],
@@ -64,6 +66,7 @@ def test_release_notes_section_and_changelog_replace(tmp_path: Path) -> None:
     assert "**fails** (1 check)" in text and "safety_recall: 0.9 -> 0.8" in text
     assert "| test | 1 | 1 | +0.050 |" in text
     assert "Not checked:" in text and "ordinary_en: events_micro_f1: skipped:" in text
+    assert "within the draw of turns" in text and "when2call: decision_macro_f1: 0.32" in text
     assert "什么是斯多葛主义？" in text and "a \\| b" in text
     log = tmp_path / "CHANGELOG.md"
     release_notes.write_changelog(log, "## 1.1.0\n\nold\n", "1.1.0")

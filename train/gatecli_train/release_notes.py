@@ -53,6 +53,11 @@ def section(res: dict[str, Any], version: str) -> str:
         lines.append(f"- {c['suite']}: {c['name']}: {c['reason']}")
     if failed:
         lines.append("")
+    # A change past tolerance let through as the draw of turns is a pass to read, not trust.
+    noise = [c for c in gate.get("checks", []) if c.get("within_noise")]
+    if noise:
+        lines += ["Past tolerance, within the draw of turns (paired bootstrap):", ""]
+        lines += [f"- {c['suite']}: {c['name']}: {c['reason']}" for c in noise] + [""]
     # A skipped check is not a pass a reader should take on trust: name each one.
     # (`skipped` is a field since 2026-12-03; older eval JSON says so only in the reason.)
     skipped = [
