@@ -15,6 +15,7 @@
 #                     saved optimised where that changes no logit (preoptimize)
 #   segment_study.json   that choice and what it costs on every suite (segment_study --apply)
 #   eval.json         gatecli eval --suite all --baseline PREVIOUS (gate + flips)
+#   turns.jsonl       every turn of that eval, both models' predictions (--turns: diagnosis)
 #   tfidf.json        TF-IDF trained on the same corpus, same suites (the card's comparison)
 #   boundary_rank.json   AUROC and matched-recall false refusal: new, previous, TF-IDF
 #   CHANGELOG.md      a copy of PREVIOUS's changelog with this release's section on top
@@ -82,7 +83,8 @@ fi
 step optimize python -m gatecli_train.preoptimize --model "$WORK/model" \
   --texts "${LIMIT:-1000}" || echo "preoptimize refused: the folder keeps its exported graph" >&2
 step eval gatecli eval --model "$WORK/model" --baseline "$WORK/previous" --suite all \
-  --json "$WORK/eval.json" "${limit[@]}" || echo "release gate failed: see $WORK/eval.json" >&2
+  --json "$WORK/eval.json" --turns "$WORK/turns.jsonl" "${limit[@]}" \
+  || echo "release gate failed: see $WORK/eval.json" >&2
 if [ ! -d "$WORK/baselines/tfidf" ]; then
   step tfidf-build gatecli eval build-baselines --kind tfidf --out "$WORK/baselines" "${limit[@]}"
 fi

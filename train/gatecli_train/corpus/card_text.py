@@ -631,7 +631,10 @@ to 4 earlier turns: 377; eval only because of its CC BY-NC packaging), `mgsm` (2
 en/zh/fr -> execute, events `[]`), all through the same keyword screen; `risk_in_context`
 (generated in the build from dev/test safety/refuse turns with a disjoint set of benign
 sentences, up to 80 safety + 80 refuse + 40 benign-only per language; source
-`risk_in_context`). Issue 12 (built after splitting, `eval_suites.after_split`):
+`risk_in_context`; since corpus 1.2.58 the bases are the 80 of lowest hash of their id and
+each turn's wrapper is drawn from its own base, so a row added to dev/test displaces at most
+one turn, where one shared draw had changed 199 of 600 turns at corpus 1.2.53).
+Issue 12 (built after splitting, `eval_suites.after_split`):
 `invariance` (`invariance.py`): pairs from the test split (up to 150 per transformation and
 language) and every seed example, a base and copies that must get the same decision and
 events: `alias_swap` (an account as another spelling of the same single system),

@@ -13,6 +13,7 @@ wrappers around unseen risk. Called by the build after splits are assigned.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import Any
 
@@ -252,21 +253,32 @@ def _make(
     source: str,
     tag: str,
     langs: tuple[str, ...] = LANGS,
+    stable: bool = False,
 ) -> list[Record]:
+    """Wrapped risky turns and benign-only turns per language. ``stable`` draws each turn
+    from its own base (:func:`stable_pick`, a generator seeded by the base's id) instead of
+    one generator for the whole set, so adding a record to the pool changes at most the
+    turns it displaces: for the eval suite, whose numbers are compared across corpora."""
     out: list[Record] = []
     for lang in langs:
         pool = benign[lang]
         for dec in BLOCKING:
             cands = by.get((lang, dec), [])
-            picked = rng.sample(cands, min(per_lang[dec], len(cands)))
+            n = min(per_lang[dec], len(cands))
+            if stable:
+                picked = stable_pick(cands, n, f"{source}:{tag}:{lang}.{dec}")
+            else:
+                picked = rng.sample(cands, n)
             for k, b in enumerate(sorted(picked, key=lambda r: r["id"])):
-                kind = KINDS[k % len(KINDS)]
-                msg = wrap(b["input"]["user_message"], kind, pool, lang, rng)
+                r_own = random.Random(f"{source}:{tag}:{b['id']}") if stable else rng
+                kind = r_own.choice(KINDS) if stable else KINDS[k % len(KINDS)]
+                msg = wrap(b["input"]["user_message"], kind, pool, lang, r_own)
                 if len(msg) > MAX_CHARS[lang]:
                     continue
+                key = _digest(b["id"])[:12] if stable else str(k)
                 out.append(
                     make_record(
-                        rid=f"{source}:{tag}:{lang}.{dec}.{k}",
+                        rid=f"{source}:{tag}:{lang}.{dec}.{key}",
                         source=source,
                         lang=lang,
                         message=msg,
@@ -282,7 +294,8 @@ def _make(
                     )
                 )
         for k in range(per_lang["benign"]):
-            msg = _benign_only(pool, lang, rng)
+            r_own = random.Random(f"{source}:{tag}:{lang}.benign.{k}") if stable else rng
+            msg = _benign_only(pool, lang, r_own)
             out.append(
                 make_record(
                     rid=f"{source}:{tag}:{lang}.benign.{k}",
@@ -390,7 +403,27 @@ def eval_suite(records: list[Record], seed: int = 13) -> list[Record]:
     """The eval-only suite ``risk_in_context`` from dev/test turns and held-out wrappers."""
     rng = random.Random(f"risk_in_context:{seed}")
     return _make(rng, bases(records, ("dev", "test")), EVAL_BENIGN, EVAL_PER_LANG,
-                 split="eval_only", source="risk_in_context", tag="eval")  # fmt: skip
+                 split="eval_only", source="risk_in_context", tag="eval",
+                 stable=True)  # fmt: skip
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def stable_pick(cands: list[Record], n: int, salt: str) -> list[Record]:
+    """The ``n`` candidates whose ``sha1(salt + id)`` is smallest (bottom-k by hash).
+
+    Why (corpus 1.2.58): ``rng.sample`` redraws the whole set when one candidate is added,
+    so 60 authored presence rows in dev/test changed 199 of this suite's 600 turns (corpus
+    1.2.53) and no number could be compared across corpora. By hash rank, a new candidate
+    enters only if it ranks among the ``n``, displacing one turn.
+
+    Example:
+        >>> [r["id"] for r in stable_pick([{"id": "a"}, {"id": "b"}, {"id": "c"}], 2, "s")]
+        ['a', 'b']
+    """
+    return sorted(cands, key=lambda r: _digest(f"{salt}:{r['id']}"))[:n]
 
 
 # Crisis tails per language after a training passage (passage_tails).
