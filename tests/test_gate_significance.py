@@ -143,9 +143,9 @@ def test_safety_recall_stays_absolute() -> None:
 
 def test_confidence_out_of_range_is_an_error() -> None:
     recs = _records(100)
-    (m, tm), (b, tb) = _scored(recs, _preds(recs, 0.5, 1)), _scored(recs, _preds(recs, 0.0, 1))
+    (m, tm), (b, tb) = _scored(recs, _preds(recs, 0.0, 1)), _scored(recs, _preds(recs, 0.0, 1))
     crit = [{"name": "f1", "metric": "decision.macro_f1", "max_drop": 0.01, "confidence": 1.5}]
-    with pytest.raises(ValueError, match="confidence"):
+    with pytest.raises(ValueError, match="confidence"):  # even on a check that passes
         release_gate({"s": {"model": m, "baseline": b}}, crit, {"s": Paired(tm, tb, (0.1, 0.1))})
 
 

@@ -132,8 +132,6 @@ def _significance(
     ``confidence`` of paired resamples (:mod:`gatecli.evaluation.significance`); without
     the per-turn rows or a resampler for ``key`` it stays a failure, and says why."""
     level = float(c["confidence"])
-    if not 0.5 <= level < 1.0:
-        raise ValueError(f"gate criterion {c.get('name')!r}: confidence must be in [0.5, 1)")
     boot = None
     if paired is not None:
         boot = paired_bootstrap(
@@ -181,6 +179,9 @@ def release_gate(
         >>> release_gate({"seeds": {"model": m, "baseline": b}}, load_criteria())  # doctest: +SKIP
         {'passed': True, 'checks': [...]}
     """
+    for c in criteria:  # a wrong level is an error even where nothing would read it
+        if "confidence" in c and not 0.5 <= float(c["confidence"]) < 1.0:
+            raise ValueError(f"gate criterion {c.get('name')!r}: confidence must be in [0.5, 1)")
     checks = []
     for suite, res in suites.items():
         if "baseline" not in res:
