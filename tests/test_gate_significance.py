@@ -78,10 +78,38 @@ def test_each_resampled_number_equals_the_reported_one(key: str) -> None:
                             margins=(0.15, 0.15), resamples=50) is None  # fmt: skip
 
 
-def test_resample_weights_draw_n_turns_each() -> None:
-    w = resample_weights(37, resamples=20, seed=3)
+def test_resample_weights_draw_whole_groups() -> None:
+    singles = [str(i) for i in range(37)]
+    w = resample_weights(singles, resamples=20, seed=3)
     assert w.shape == (20, 37) and (w.sum(axis=1) == 37).all()
-    assert (resample_weights(37, resamples=20, seed=3) == w).all()
+    assert (resample_weights(singles, resamples=20, seed=3) == w).all()
+    groups = [f"g{i // 4}" for i in range(40)]  # ten groups of four turns
+    w = resample_weights(groups, resamples=50, seed=1)
+    assert (w.reshape(50, 10, 4) == w.reshape(50, 10, 4)[:, :, :1]).all()  # a group moves whole
+    assert (w.sum(axis=1) == 40).all()  # ten groups drawn, four turns each
+
+
+def test_a_loss_inside_one_group_is_one_draw_not_ten() -> None:
+    """Ten broken turns that are one dialogue (one group) are one unlucky draw; the same ten
+    spread over ten dialogues are a loss."""
+    recs = _records(300, seed=5)
+    base = _preds(recs, 0.0, 7)
+    cand = [dict(p) for p in base]
+    for i in range(10):
+        cand[i] = {
+            **cand[i],
+            "decision": "ask" if recs[i]["labels"]["decision"] != "ask" else "execute",
+        }
+
+    def gate(group_of: Any) -> dict[str, Any]:
+        grouped = [{**r, "group": group_of(i)} for i, r in enumerate(recs)]
+        return _gate(grouped, cand, base)["checks"][0]
+
+    clustered = gate(lambda i: f"dialogue{i // 10}")  # turns 0-9 are dialogue 0
+    spread = gate(lambda i: f"dialogue{i % 30}")  # turns 0-9 in ten dialogues
+    assert clustered["baseline"] - clustered["model"] > 0.01
+    assert clustered["within_noise"] and clustered["bootstrap"]["groups"] == 30
+    assert not spread["passed"] and spread["bootstrap"]["worse_share"] >= 0.95
 
 
 def _gate(recs: list[dict[str, Any]], cand: list[dict], base: list[dict]) -> dict[str, Any]:
@@ -163,7 +191,7 @@ def test_eval_turns_writes_one_row_per_turn_with_the_baselines_beside(
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in rows] == [r["id"] for r in recs]
-    assert {r["suite"] for r in rows} == {"hand"}
+    assert {r["suite"] for r in rows} == {"hand"} and rows[0]["group"] == recs[0]["id"]
     first = rows[0]
     assert first["gold"] == recs[0]["labels"] and first["pred"]["decision"] in DECISIONS
     assert first["baseline"]["pred"] == first["pred"] and "latency_ms" not in first["pred"]

@@ -145,8 +145,8 @@ def _significance(
     verdict = "within the draw of turns: passes" if noise else "fails"
     return {
         "passed": noise, "bootstrap": boot, "within_noise": noise,
-        "reason_extra": f"; worse in {worse:.0%} of {boot['resamples']} paired resamples "
-        f"(needs {level:.0%} to fail): {verdict}",
+        "reason_extra": f"; worse in {worse:.0%} of {boot['resamples']} paired resamples of "
+        f"{boot['groups']} groups (needs {level:.0%} to fail): {verdict}",
     }  # fmt: skip
 
 

@@ -29,7 +29,8 @@ def turn_rows(
     rows = []
     for i, t in enumerate(turns):
         row: dict[str, Any] = {
-            "suite": suite, "id": t["id"], "source": t["source"], "lang": t["lang"],
+            "suite": suite, "id": t["id"], "group": t.get("group"), "source": t["source"],
+            "lang": t["lang"],
             "message": t["message"], "gold": t["gold"], "error": t["error"],
             "pred": _pred(t), "correct": t.get("correct"),
         }  # fmt: skip

@@ -28,7 +28,7 @@ def pair(records: list[dict[str, Any]], preds: list[dict[str, Any]]) -> list[dic
     turns = []
     for rec, pred in zip(records, preds, strict=True):
         row: dict[str, Any] = {
-            "id": rec["id"], "source": rec["source"],
+            "id": rec["id"], "source": rec["source"], "group": str(rec.get("group") or rec["id"]),
             "lang": rec.get("lang") or pred.get("lang") or "unknown",
             "message": str(rec["input"].get("user_message", "")),
             "gold": rec["labels"], "error": pred.get("error"),

@@ -6,9 +6,12 @@ hundred turns a handful of flips moves a number past them in either direction. S
 Home Assistant false events with 8 fixed and 12 broken; a reseed of one recipe failed 7 of
 94 checks. A criterion with ``confidence: 0.95`` in the gate YAML still fails on a change
 past its tolerance, but only when the candidate is also worse in at least that share of
-paired resamples of the suite's turns (both models scored on the same resampled turns,
-Koehn 2004's paired bootstrap). A gate that fails on noise is read as noise, and then a real
-loss is read as noise too.
+paired resamples of the suite (both models scored on the same resampled turns, Koehn 2004's
+paired bootstrap). A gate that fails on noise is read as noise, and then a real loss is read
+as noise too. The unit drawn is a record's ``group``, not a turn: the turns of one dialogue,
+a base and its invariance variants, one problem in three languages rise and fall together
+(the context suite's 2,213 turns are 1,218 groups, invariance's 4,347 are 1,413), and drawing
+them one by one would read a change in one group as many independent ones.
 
 Only the numbers the gate reads are resampled, each from per-turn counts (a confusion cell,
 an event's tp/fp/fn, a flag) so that one matrix product scores every resample. Before it is
@@ -143,11 +146,17 @@ def _labels(*turn_lists: Sequence[Turn]) -> list[str]:
     return sorted(seen)
 
 
-def resample_weights(n: int, resamples: int = RESAMPLES, seed: int = SEED) -> np.ndarray:
-    """``(resamples, n)`` counts: how often each turn is drawn in each resample of n turns."""
+def resample_weights(
+    groups: Sequence[str], resamples: int = RESAMPLES, seed: int = SEED
+) -> np.ndarray:
+    """``(resamples, n_turns)`` weights: each resample draws as many groups as there are,
+    with replacement, and every turn counts as often as its group was drawn."""
+    names, index = np.unique(np.asarray(groups, dtype=str), return_inverse=True)
+    g = len(names)
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(resamples, n)) + n * np.arange(resamples)[:, None]
-    return np.bincount(draws.ravel(), minlength=resamples * n).reshape(resamples, n).astype(float)
+    draws = rng.integers(0, g, size=(resamples, g)) + g * np.arange(resamples)[:, None]
+    counts = np.bincount(draws.ravel(), minlength=resamples * g).reshape(resamples, g)
+    return counts[:, index].astype(float)
 
 
 def paired_bootstrap(
@@ -170,7 +179,7 @@ def paired_bootstrap(
     Example:
         >>> paired_bootstrap("decision.macro_f1", turns, base_turns, higher_is_better=True,
         ...                  reported=(0.80, 0.81), margins=(0.15, 0.15))  # doctest: +SKIP
-        {'worse_share': 0.71, 'resamples': 1000, 'seed': 0}
+        {'worse_share': 0.71, 'resamples': 1000, 'seed': 0, 'groups': 290}
     """
     if key not in RESAMPLERS or len(model_turns) != len(base_turns) or not model_turns:
         return None
@@ -181,10 +190,12 @@ def paired_bootstrap(
     full = stat(np.stack([xm.sum(axis=0), xb.sum(axis=0)]), labels)
     if not np.allclose(full, reported, rtol=0.0, atol=1e-9):
         return None
-    w = resample_weights(len(model_turns), resamples, seed)
+    groups = [str(t.get("group") or t["id"]) for t in model_turns]
+    w = resample_weights(groups, resamples, seed)
     delta = stat(w @ xm, labels) - stat(w @ xb, labels)
     delta = delta[~np.isnan(delta)]
     if not delta.size:
         return None
     worse = delta < 0 if higher_is_better else delta > 0
-    return {"worse_share": float(worse.mean()), "resamples": int(delta.size), "seed": seed}
+    return {"worse_share": float(worse.mean()), "resamples": int(delta.size), "seed": seed,
+            "groups": len(set(groups))}  # fmt: skip
