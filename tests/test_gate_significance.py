@@ -197,3 +197,26 @@ def test_eval_turns_writes_one_row_per_turn_with_the_baselines_beside(
     assert first["baseline"]["pred"] == first["pred"] and "latency_ms" not in first["pred"]
     assert set(first["correct"]) == {"decision", "events", "scenario_tags", "missing_slots"}
     assert "turns" not in json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+
+
+def test_a_bad_gate_file_fails_before_any_suite_runs(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The criteria are read before the suites run: a wrong confidence fails in a second,
+    not after a nine-minute evaluation of two models."""
+    from gatecli.evaluation import run
+
+    gate = tmp_path / "gate.yaml"
+    gate.write_text(
+        "criteria:\n  - {name: f1, metric: decision.macro_f1, max_drop: 0.01, confidence: 2}\n",
+        encoding="utf-8",
+    )
+    suite = tmp_path / "hand.jsonl"
+    suite.write_text("".join(json.dumps(r) + "\n" for r in _records(5)), encoding="utf-8")
+
+    def never(*_: Any) -> Any:
+        raise AssertionError("a suite ran before the gate file was read")
+
+    monkeypatch.setattr(run, "evaluate_predictor", never)
+    with pytest.raises(ValueError, match="confidence"):
+        run.run_eval(tiny_model_dir, [str(suite)], baseline=tiny_model_dir, gate_criteria=gate)

@@ -76,7 +76,15 @@ def load_criteria(path: str | Path | None = None) -> list[dict[str, Any]]:
     crit = data.get("criteria") if isinstance(data, dict) else None
     if not isinstance(crit, list):
         raise ValueError(f"{p}: expected a top-level 'criteria:' list")
+    check_levels(crit)
     return crit
+
+
+def check_levels(criteria: list[dict[str, Any]]) -> None:
+    """A ``confidence`` outside [0.5, 1) is an error even where no check would read it."""
+    for c in criteria:
+        if "confidence" in c and not 0.5 <= float(c["confidence"]) < 1.0:
+            raise ValueError(f"gate criterion {c.get('name')!r}: confidence must be in [0.5, 1)")
 
 
 def _check(
@@ -179,9 +187,7 @@ def release_gate(
         >>> release_gate({"seeds": {"model": m, "baseline": b}}, load_criteria())  # doctest: +SKIP
         {'passed': True, 'checks': [...]}
     """
-    for c in criteria:  # a wrong level is an error even where nothing would read it
-        if "confidence" in c and not 0.5 <= float(c["confidence"]) < 1.0:
-            raise ValueError(f"gate criterion {c.get('name')!r}: confidence must be in [0.5, 1)")
+    check_levels(criteria)
     checks = []
     for suite, res in suites.items():
         if "baseline" not in res:

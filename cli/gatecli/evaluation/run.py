@@ -30,8 +30,7 @@ def turn_rows(
     for i, t in enumerate(turns):
         row: dict[str, Any] = {
             "suite": suite, "id": t["id"], "group": t.get("group"), "source": t["source"],
-            "lang": t["lang"],
-            "message": t["message"], "gold": t["gold"], "error": t["error"],
+            "lang": t["lang"], "message": t["message"], "gold": t["gold"], "error": t["error"],
             "pred": _pred(t), "correct": t.get("correct"),
         }  # fmt: skip
         if base_turns is not None:
@@ -82,6 +81,8 @@ def run_eval(
     paths, skipped = resolve_suites(suites or ["test"], data_dir)
     cand = load_predictor(model)
     base = load_predictor(baseline) if baseline is not None else None
+    # Read before the suites run: a bad gate file fails in a second, not after the eval.
+    criteria = compare.load_criteria(gate_criteria) if base is not None else []
     out: dict[str, Any] = {
         "model": cand.name, "model_path": str(model) if model else None,
         "baseline": base.name if base else None,
@@ -111,7 +112,6 @@ def run_eval(
     if keep_turns:
         out["turns"] = kept
     if base is not None:
-        criteria = compare.load_criteria(gate_criteria)
         out["gate"] = compare.release_gate(out["suites"], criteria, paired)
         out["gate"]["criteria_file"] = str(gate_criteria or compare.DEFAULT_GATE)
     else:
