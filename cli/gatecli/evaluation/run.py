@@ -29,7 +29,7 @@ def turn_rows(
     rows = []
     for i, t in enumerate(turns):
         row: dict[str, Any] = {
-            "suite": suite, "id": t["id"], "group": t.get("group"), "source": t["source"],
+            "suite": suite, "id": t["id"], "group": t["group"], "source": t["source"],
             "lang": t["lang"], "message": t["message"], "gold": t["gold"], "error": t["error"],
             "pred": _pred(t), "correct": t.get("correct"),
         }  # fmt: skip

@@ -190,7 +190,7 @@ def paired_bootstrap(
     full = stat(np.stack([xm.sum(axis=0), xb.sum(axis=0)]), labels)
     if not np.allclose(full, reported, rtol=0.0, atol=1e-9):
         return None
-    groups = [str(t.get("group") or t["id"]) for t in model_turns]
+    groups = [t["group"] for t in model_turns]  # scoring.pair: the record's group, or its id
     w = resample_weights(groups, resamples, seed)
     delta = stat(w @ xm, labels) - stat(w @ xb, labels)
     delta = delta[~np.isnan(delta)]
