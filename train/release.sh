@@ -30,6 +30,9 @@
 # TRAIN_SET="key=value ..." passes each as --set to the train step, e.g. to evaluate a
 # candidate whose export failed its parity floor (TRAIN_SET=export.min_int8_agreement=0.994:
 # the run is resumed, only calibration and export are redone); say so wherever it is reported.
+# HALF=report evaluates only the report half of each held-out selection suite (eval, TF-IDF,
+# boundary_rank: gatecli eval --half): for a recipe with [train] select_on = "heldout", which
+# chose its step on the other half. Both models and TF-IDF are then read on the same turns.
 # REUSE_MODEL=1 with WORK set to where `gatecli train --out $WORK/model` wrote skips the train
 # step (see below).
 set -euo pipefail
@@ -40,7 +43,8 @@ previous=${3:-models/gatecli_models/gate-small}
 WORK=${WORK:-/tmp/gatecli-release-$version}
 export HF_HUB_OFFLINE=1
 mkdir -p "$WORK"
-limit=() bench_size=()
+limit=() bench_size=() half=()
+if [ -n "${HALF:-}" ]; then half=(--half "$HALF"); fi
 if [ -n "${LIMIT:-}" ]; then
   limit=(--limit "$LIMIT")
   bench_size=(--n "$LIMIT" --turns $((LIMIT * 10)) --kernel-texts "$LIMIT" --repeats 1)
@@ -83,17 +87,17 @@ fi
 step optimize python -m gatecli_train.preoptimize --model "$WORK/model" \
   --texts "${LIMIT:-1000}" || echo "preoptimize refused: the folder keeps its exported graph" >&2
 step eval gatecli eval --model "$WORK/model" --baseline "$WORK/previous" --suite all \
-  --json "$WORK/eval.json" --turns "$WORK/turns.jsonl" "${limit[@]}" \
+  --json "$WORK/eval.json" --turns "$WORK/turns.jsonl" "${limit[@]}" "${half[@]}" \
   || echo "release gate failed: see $WORK/eval.json" >&2
 if [ ! -d "$WORK/baselines/tfidf" ]; then
   step tfidf-build gatecli eval build-baselines --kind tfidf --out "$WORK/baselines" "${limit[@]}"
 fi
 step tfidf-eval gatecli eval --model "$WORK/baselines/tfidf" --suite all --json "$WORK/tfidf.json" \
-  "${limit[@]}"
+  "${limit[@]}" "${half[@]}"
 # Whether a TF-IDF win on an ordinary suite is its threshold or its ranking (boundary_rank).
 step rank python -m gatecli_train.boundary_rank --model "$version=$WORK/model" \
   --model "previous=$WORK/previous" --model "TF-IDF=$WORK/baselines/tfidf" \
-  --json "$WORK/boundary_rank.json" "${limit[@]}" || echo "boundary_rank failed" >&2
+  --json "$WORK/boundary_rank.json" "${limit[@]}" "${half[@]}" || echo "boundary_rank failed" >&2
 if [ -f "$WORK/previous/CHANGELOG.md" ]; then cp "$WORK/previous/CHANGELOG.md" "$WORK/CHANGELOG.md"; fi
 step notes python -m gatecli_train.release_notes --eval "$WORK/eval.json" --version "$version" \
   --changelog "$WORK/CHANGELOG.md" --baseline-out "$WORK/previous-eval.json"

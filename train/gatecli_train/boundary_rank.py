@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecli.evaluation import metrics as M
+from gatecli.evaluation.halves import HALVES, cut
 from gatecli.evaluation.predictors import load_predictor
 from gatecli.evaluation.suites import load_suite, resolve_suites
 
@@ -95,13 +96,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", default=None, help="where suite names resolve")
     ap.add_argument("--limit", type=int, default=None, help="first N turns per suite")
     ap.add_argument("--json", default=None, help="write every number here")
+    ap.add_argument(
+        "--half",
+        choices=HALVES,
+        default=None,
+        help="that half of each held-out selection suite (gatecli eval --half)",
+    )
     args = ap.parse_args(argv)
     recalls = tuple(args.recall or RECALLS)
     pos_names = args.positives or ["test"]
     neg_names = args.negatives or list(NEGATIVES)
     paths, _ = resolve_suites([*pos_names, *neg_names], args.data_dir)
-    suites = {name: load_suite(path, args.limit)[0] for name, path in paths.items()}
-    report: dict[str, Any] = {"positives": pos_names, "recalls": list(recalls), "models": {}}
+    suites = {name: cut(name, load_suite(path, args.limit)[0], args.half)
+              for name, path in paths.items()}  # fmt: skip
+    report: dict[str, Any] = {"positives": pos_names, "recalls": list(recalls), "models": {},
+                              "half": args.half}  # fmt: skip
     for spec in args.model:
         name, _, folder = spec.partition("=")
         if not folder:

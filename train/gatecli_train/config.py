@@ -141,6 +141,10 @@ class TrainConfig:
     # Weight of dev safety average precision in that score (macro-F1 + w * AP); 0 = macro-F1
     # alone. A step that ranks safety worse can win on macro-F1 by a few hundredths.
     select_safety_ap: float = 0.0
+    # What that score reads: "dev" (the dev split) or "heldout" (the select half of the
+    # held-out suites and dev, gatecli_train.heldout_select; report such a run with
+    # `gatecli eval --half report`).
+    select_on: str = "dev"
     # Fake-quantise the encoder's Linear layers as onnxruntime's dynamic int8 runs them
     # (gatecli_train.qat), through training, selection and calibration; for
     # ``export.quantization = "dynamic"``.
@@ -163,6 +167,7 @@ class TrainConfig:
             "max_steps": (self.max_steps >= 0, ">= 0"),
             "select_every": (self.select_every >= 0, ">= 0"),
             "select_safety_ap": (self.select_safety_ap >= 0, ">= 0"),
+            "select_on": (self.select_on in ("dev", "heldout"), '"dev" or "heldout"'),
         })  # fmt: skip
 
 

@@ -39,6 +39,7 @@ from gatecli_train import (
     examples,
     export,
     from_onnx,
+    heldout_select,
     pinned,
     qat,
     recalibrate,
@@ -163,13 +164,18 @@ def load_trained(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer,
 
 
 def _selection(run_dir: Path) -> dict[str, Any] | None:
-    """Which step the dev score picked (``trainer._Selector``'s history), if selection ran."""
+    """Which step the selection score picked (``trainer._Selector``'s history; with
+    ``select_on = "heldout"`` each entry's ``parts`` also say which step dev alone would
+    have kept), if selection ran."""
     path = run_dir / "selection.json"
     if not path.exists():
         return None
     history = json.loads(path.read_text(encoding="utf-8"))
     best = max(history, key=lambda h: h["score"]) if history else None
-    return {"picked_step": best and best["step"], "history": history}
+    out = {"picked_step": best and best["step"], "history": history}
+    if history and all("parts" in h for h in history):
+        out["dev_would_pick"] = max(history, key=lambda h: h["parts"]["dev_score"])["step"]
+    return out
 
 
 def quick_metrics(
@@ -284,8 +290,10 @@ def fit(
     *,
     progress: bool,
     log: Any,
+    ex_heldout: dict[str, list[examples.Example]] | None = None,
 ) -> trainer.TrainResult:
-    """Train per ``[train]`` (and ``[distill]`` with a teacher), selecting on dev."""
+    """Train per ``[train]`` (and ``[distill]`` with a teacher), selecting on dev, or with
+    ``ex_heldout`` (``select_on = "heldout"``) on those suites' select halves and dev."""
     if start.finished:
         return trainer.finished_result(run_dir, trainer.fingerprint(ex_train))
     if start.averaged:  # recorded like a run, so a re-export of its folder finds the result
@@ -311,9 +319,14 @@ def fit(
         q = quick_metrics(heads, logits, t, k)
         return float(q["macro_f1"] + recipe.train.select_safety_ap * (q.get("safety_ap") or 0.0))
 
+    select_fn: Any = dev_score
+    if ex_heldout is not None:
+        select_fn = heldout_select.HeldoutScore(
+            ex_heldout, ex_dev, heads, recipe.train.select_safety_ap, quick_metrics
+        )
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
-        teacher_logits=teacher_logits, distill_cfg=recipe.distill, select_fn=dev_score,
+        teacher_logits=teacher_logits, distill_cfg=recipe.distill, select_fn=select_fn,
     )  # fmt: skip
 
 
@@ -417,10 +430,18 @@ def run(
     ex_train = examples.build_examples(splits.train, heads, tok, template, ml)
     ex_dev = examples.build_examples(splits.dev, heads, tok, template, ml)
     ex_test = examples.build_examples(splits.test, heads, tok, template, ml)
+    ex_heldout = None
+    if recipe.train.select_on == "heldout" and recipe.train.select_every and not start.finished:
+        held = heldout_select.selection_records(Path(recipe.data.corpus_dir).parent)
+        ex_heldout = {n: examples.build_examples(r, heads, tok, template, ml)
+                      for n, r in held.items()}  # fmt: skip
+        log(f"selection: select halves of {len(held)} held-out suites "
+            f"({sum(map(len, held.values()))} turns) and dev")  # fmt: skip
     # With [train] qat the model trains, is selected and calibrated as the int8 graph will
     # run it; the ONNX export below sees the plain fp32 forward again.
     with qat.fake_quantised(start.model) if recipe.train.qat else contextlib.nullcontext():
-        result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log)
+        result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log,
+                     ex_heldout=ex_heldout)  # fmt: skip
         log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")
         cal, metrics = calibrate_and_score(recipe, start.model, heads, ex_dev, ex_test)
     log(f"quick metrics: {json.dumps(metrics)}")

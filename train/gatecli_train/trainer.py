@@ -110,14 +110,15 @@ def train(
     progress: bool = True,
     teacher_logits: dict[str, np.ndarray] | None = None,
     distill_cfg: DistillConfig | None = None,
-    select_fn: Callable[[GateModel], float] | None = None,
+    select_fn: Callable[[GateModel], float | tuple[float, dict[str, float]]] | None = None,
 ) -> TrainResult:
     """Train in place; resumable from ``run_dir/checkpoint.pt``.
 
     With ``teacher_logits`` (one row per example, in ``examples`` order) the loss is
     ``(1 - alpha) * hard + alpha * soft`` with ``distill_cfg``'s alpha, temperature and
     alpha_masked (see :mod:`gatecli_train.distill`).
-    With ``select_fn`` (a dev score, higher is better) and ``cfg.select_every``, the model
+    With ``select_fn`` (a score, higher is better; or ``(score, parts)``, the parts logged
+    beside it) and ``cfg.select_every``, the model
     is scored every that many steps and at the end, and the best-scoring weights are the
     result (``run_dir/model.best.pt``, history in ``selection.json``): the last step of a
     long schedule is not always the best one.
@@ -220,10 +221,14 @@ def train(
 class _Selector:
     """Keeps the best-scoring weights of a run on disk; survives a resume."""
 
-    def __init__(self, run_dir: Path, fn: Callable[[GateModel], float] | None) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        fn: Callable[[GateModel], float | tuple[float, dict[str, float]]] | None,
+    ) -> None:
         self.fn, self.best_path = fn, run_dir / "model.best.pt"
         self.log_path = run_dir / "selection.json"
-        self.history: list[dict[str, float]] = []
+        self.history: list[dict[str, Any]] = []
         if fn is not None and self.log_path.exists():
             self.history = json.loads(self.log_path.read_text(encoding="utf-8"))
 
@@ -235,9 +240,13 @@ class _Selector:
         assert self.fn is not None
         model.eval()
         with torch.no_grad():
-            value = float(self.fn(model))
+            got = self.fn(model)
+        value, parts = (got[0], got[1]) if isinstance(got, tuple) else (got, None)
         best = max((h["score"] for h in self.history), default=float("-inf"))
-        self.history.append({"step": step, "score": value})
+        entry: dict[str, Any] = {"step": step, "score": float(value)}
+        if parts is not None:
+            entry["parts"] = {k: round(float(v), 5) for k, v in parts.items()}
+        self.history.append(entry)
         if value > best:
             torch.save(model.state_dict(), self.best_path)
         self.log_path.write_text(json.dumps(self.history), encoding="utf-8")

@@ -136,6 +136,15 @@ def eval_cli(
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Where suite names resolve.")
     ] = None,
+    half: Annotated[
+        str | None,
+        typer.Option(
+            "--half",
+            help="report | select: only that half of each held-out selection suite "
+            "(gatecli.evaluation.halves); report a model selected on held-out suites with "
+            "--half report.",
+        ),
+    ] = None,
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
@@ -145,7 +154,7 @@ def eval_cli(
 
     try:
         results = run_eval(model, suite or ["test"], baseline=baseline, gate_criteria=gate_criteria,
-                           limit=limit, data_dir=data_dir,
+                           limit=limit, data_dir=data_dir, half=half,
                            keep_turns=turns_out is not None)  # fmt: skip
     except (ArtifactError, SuiteError, ValueError, OSError) as exc:
         fail(str(exc))

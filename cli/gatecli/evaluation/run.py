@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from gatecli.evaluation import compare
+from gatecli.evaluation.halves import HALVES, cut
 from gatecli.evaluation.predictors import Predictor, load_predictor
 from gatecli.evaluation.scoring import pair, score_turns
 from gatecli.evaluation.suites import load_suite, resolve_suites
@@ -65,19 +66,24 @@ def run_eval(
     data_dir: str | Path | None = None,
     max_flips: int = 200,
     keep_turns: bool = False,
+    half: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate a model (and optionally a baseline) on suites; every number in one dict.
 
     ``result["gate"]["passed"]`` is False when a baseline was given and a release criterion
     fails (the command exits 1 then). ``keep_turns`` adds ``result["turns"]``: every turn of
     every suite, the candidate's prediction and, with a baseline, the baseline's
-    (:func:`turn_rows`; ``gatecli eval --turns FILE`` writes them).
+    (:func:`turn_rows`; ``gatecli eval --turns FILE`` writes them). ``half`` ("select" or
+    "report") evaluates only that half of each held-out selection suite
+    (:mod:`gatecli.evaluation.halves`); every other suite is read whole.
 
     Example:
         >>> res = run_eval("runs/new", ["seeds"], baseline="models/gate-prev")  # doctest: +SKIP
         >>> res["gate"]["passed"], res["comparison"]["seeds"]["n_broken"]  # doctest: +SKIP
         (True, 0)
     """
+    if half is not None and half not in HALVES:
+        raise ValueError(f"half {half!r}: expected one of {', '.join(HALVES)}")
     paths, skipped = resolve_suites(suites or ["test"], data_dir)
     cand = load_predictor(model)
     base = load_predictor(baseline) if baseline is not None else None
@@ -87,15 +93,19 @@ def run_eval(
         "model": cand.name, "model_path": str(model) if model else None,
         "baseline": base.name if base else None,
         "baseline_path": str(baseline) if baseline else None,
-        "suites": {}, "skipped": skipped, "comparison": {},
+        "suites": {}, "skipped": skipped, "comparison": {}, "half": half,
     }  # fmt: skip
     paired: dict[str, compare.Paired] = {}
     kept: dict[str, list[dict[str, Any]]] = {}
     for name, path in paths.items():
         records, errors = load_suite(path, limit)
+        whole = len(records)
+        records = cut(name, records, half)
         scores, turns = evaluate_predictor(cand, records)
         entry: dict[str, Any] = {"path": str(path), "n": len(records), "read_errors": errors,
                                  "model": scores}  # fmt: skip
+        if len(records) != whole:
+            entry["half"] = {"name": half, "of": whole}
         base_turns = None
         if base is not None:
             entry["baseline"], base_turns = evaluate_predictor(base, records)

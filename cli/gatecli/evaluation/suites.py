@@ -106,8 +106,12 @@ def _normalise(raw: dict[str, Any], line: int) -> dict[str, Any]:
         inp = {k: v for k, v in raw.items() if k not in ("labels", "source", "split", "lang")}
     got = raw.get("labels")
     labels: dict[str, Any] = got if isinstance(got, dict) else {}
+    rid = str(raw.get("id") if raw.get("id") is not None else f"line:{line}")
     return {
-        "id": str(raw.get("id") if raw.get("id") is not None else f"line:{line}"),
+        "id": rid,
+        # The turns that move together (a dialogue, a base and its variants): the gate's
+        # bootstrap draws them whole, and the held-out halves split by them.
+        "group": str(raw.get("group") or rid),
         "line": line,
         "source": raw.get("source") or "unknown",
         "lang": raw.get("lang"),

@@ -1,0 +1,115 @@
+"""Held-out halves and selection on them: a group never straddles the cut, every selection
+suite is cut about in half, `gatecli eval --half report` reads only the other half, and a
+run told to select on held-out suites does (and says what dev alone would have kept)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from gatecli.evaluation.halves import HALVES, SELECTION_SUITES, cut, half_of, take
+from gatecli.evaluation.run import run_eval
+from gatecli.evaluation.suites import SuiteError, load_suite
+from gatecli.main import app
+from gatecli_train.heldout_select import selection_records, suite_score
+
+REPO = Path(__file__).resolve().parent.parent
+EVAL = REPO / "data" / "eval"
+
+
+def test_half_is_a_fixed_function_of_the_group() -> None:
+    # Pinned: a change of hash or salt redraws every half, and a model selected on the old
+    # select half would then be reported on turns it chose on.
+    got = {g: half_of(g) for g in ("a", "b", "c", "d", "ask.zh.216")}
+    assert got == {
+        "a": "report", "b": "report", "c": "report", "d": "select", "ask.zh.216": "report"
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("suite", SELECTION_SUITES)
+def test_each_selection_suite_is_cut_in_two_by_group(suite: str) -> None:
+    records, errors = load_suite(EVAL / f"{suite}.jsonl.gz")
+    assert not errors
+    sel, rep = take(records, "select"), take(records, "report")
+    assert len(sel) + len(rep) == len(records)
+    assert 0.35 < len(sel) / len(records) < 0.65, (suite, len(sel), len(records))
+    groups = {h: {r["group"] for r in part} for h, part in zip(HALVES, (sel, rep), strict=True)}
+    assert not groups["select"] & groups["report"]  # a dialogue / a base stays on one side
+
+
+def test_other_suites_are_read_whole() -> None:
+    recs = [{"id": str(i), "group": str(i)} for i in range(50)]
+    assert cut("simple_safety_tests", recs, "report") == recs
+    assert cut("invariance", recs, "select") == recs
+    assert cut("xstest", recs, None) == recs
+    assert 0 < len(cut("xstest", recs, "report")) < 50
+
+
+def test_eval_half_reads_only_the_report_half(tiny_model_dir: Path, tmp_path: Path) -> None:
+    records, _ = load_suite(EVAL / "xstest.jsonl.gz", limit=60)
+    lines = [{"id": r["id"], "group": r["group"], "source": r["source"], "lang": r["lang"],
+              "input": r["input"], "labels": r["labels"]} for r in records]  # fmt: skip
+    suite = tmp_path / "xstest.jsonl"  # the file's name is the suite's: it is cut
+    suite.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    res = run_eval(tiny_model_dir, [str(suite)], half="report", keep_turns=True)
+    want = [r["id"] for r in records if half_of(r["group"]) == "report"]
+    assert [t["id"] for t in res["turns"]["xstest"]] == want and 0 < len(want) < 60
+    assert res["half"] == "report"
+    assert res["suites"]["xstest"]["half"] == {"name": "report", "of": 60}
+    with pytest.raises(ValueError, match="half"):
+        run_eval(tiny_model_dir, [str(suite)], half="both")
+    args = ["eval", "--model", str(tiny_model_dir), "--suite", str(suite), "--half", "report",
+            "--json", str(tmp_path / "r.json")]  # fmt: skip
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    written = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert written["suites"]["xstest"]["n"] == len(want)
+
+
+def test_suite_score_leaves_out_classes_too_small_to_read() -> None:
+    # oasst1_fr's select half: 185 ordinary turns and one safety turn. Missing that one turn
+    # must not halve the suite's score.
+    gold = ["execute"] * 185 + ["safety"]
+    assert suite_score(gold, ["execute"] * 186, ["execute", "safety"]) > 0.99
+    gold = ["execute"] * 20 + ["refuse"] * 20
+    assert suite_score(gold, ["execute"] * 40, ["execute", "refuse"]) == pytest.approx(1 / 3)
+
+
+def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError):
+        selection_records(tmp_path)
+
+
+@pytest.mark.slow
+def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
+    out, run = tmp_path / "model", tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "gatecli.main", "train",
+        "--config", str(REPO / "train/gatecli_train/configs/smoke.toml"),
+        "--out", str(out), "--run-dir", str(run), "--no-progress",
+        "--set", f'data.corpus_dir="{REPO / "data" / "corpus"}"',
+        "--set", 'train.select_on="heldout"', "--set", "train.select_every=20",
+        "--set", "train.max_steps=40", "--set", "train.select_safety_ap=1.0",
+    ]  # fmt: skip
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
+    assert res.returncode == 0, res.stderr[-2000:]
+    history: list[dict[str, Any]] = json.loads((run / "selection.json").read_text())
+    assert [h["step"] for h in history] == [20, 40]
+    for h in history:
+        parts = h["parts"]
+        assert set(SELECTION_SUITES) <= set(parts)
+        suites = [parts[s] for s in (*SELECTION_SUITES, "dev")]
+        want = sum(suites) / len(suites) + parts["dev_safety_ap"]
+        assert h["score"] == pytest.approx(want, abs=1e-4)
+        assert parts["dev_score"] == pytest.approx(parts["dev"] + parts["dev_safety_ap"], abs=1e-4)
+    training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]
+    best = max(history, key=lambda h: h["score"])["step"]
+    assert training["selection"]["picked_step"] == best
+    dev_best = max(history, key=lambda h: h["parts"]["dev_score"])["step"]
+    assert training["selection"]["dev_would_pick"] == dev_best

@@ -1,0 +1,94 @@
+"""Checkpoint selection on held-out sources (``[train] select_on = "heldout"``).
+
+The score a run keeps its best step by is the mean decision macro-F1 (argmax, before the
+policy) over the ``select`` half of every :data:`gatecli.evaluation.halves.SELECTION_SUITES`
+suite and the dev split, each counted once, plus ``select_safety_ap`` times dev's safety
+average precision. Dev stays one part of it so that the corpus's own decisions still count;
+the held-out parts are there because dev could not tell a good seed from a bad one (stop 52:
+dev 1.7898 against 1.7877, held-out suites apart by more than the gate's tolerances).
+
+A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
+passes it when the recipe says so): the turns it chose on are never the turns it is
+reported on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from gatecli.evaluation.halves import SELECTION_SUITES, take
+from gatecli.evaluation.metrics import single_label
+from gatecli.evaluation.suites import load_suite, resolve_suites
+from gatecli_train import examples, trainer
+from gatecli_train.model import GateModel, HeadDef
+
+# A gold class with fewer select-half turns than this does not get a share of its suite's
+# score: oasst1_fr's one safety turn would otherwise weigh as much as its 185 ordinary ones.
+MIN_SUPPORT = 10
+
+
+def selection_records(data_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """The select half of every selection suite under ``data_dir`` (``data/``). A missing
+    suite or an unreadable line is an error: a run told to select on held-out sources must
+    not quietly select on fewer of them."""
+    paths, _ = resolve_suites(list(SELECTION_SUITES), data_dir)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name in SELECTION_SUITES:
+        records, errors = load_suite(paths[name])
+        if errors:
+            raise ValueError(f"{paths[name]}: {len(errors)} unreadable lines (first: {errors[0]})")
+        out[name] = take(records, "select")
+    return out
+
+
+def suite_score(gold: list[str], pred: list[str], labels: Sequence[str]) -> float:
+    """Mean F1 over the gold classes with at least :data:`MIN_SUPPORT` turns (all of them
+    when none has that many).
+
+    Example:
+        >>> suite_score(["execute"] * 10 + ["safety"], ["execute"] * 11, ["execute", "safety"])
+        0.9523809523809523
+    """
+    per = single_label(gold, pred, labels)["per_class"]
+    present = {k: v for k, v in per.items() if v["support"]}
+    kept = [v["f1"] for v in present.values() if v["support"] >= MIN_SUPPORT]
+    return float(np.mean(kept or [v["f1"] for v in present.values()]))
+
+
+class HeldoutScore:
+    """``select_fn`` for :func:`gatecli_train.trainer.train`: ``(score, parts)``, where the
+    parts (each suite's score, dev macro-F1, dev safety AP and the dev-only score that
+    ``select_on = "dev"`` would have read) go into ``selection.json``."""
+
+    def __init__(
+        self,
+        suites: dict[str, list[examples.Example]],
+        dev: list[examples.Example],
+        heads: list[HeadDef],
+        safety_ap_weight: float,
+        dev_metrics: Any,
+    ) -> None:
+        self.suites, self.dev, self.heads = suites, dev, heads
+        self.weight, self.dev_metrics = safety_ap_weight, dev_metrics
+        self.labels = next(h for h in heads if h.name == "decision").labels
+
+    def __call__(self, model: GateModel) -> tuple[float, dict[str, float]]:
+        parts: dict[str, float] = {}
+        for name, exs in self.suites.items():
+            logits = trainer.predict_logits(model, exs)["decision"]
+            t, k = examples.arrays(exs, self.heads)
+            m = k["decision"]
+            gold = [self.labels[i] for i in t["decision"][m]]
+            pred = [self.labels[i] for i in logits[m].argmax(-1)]
+            parts[name] = suite_score(gold, pred, self.labels)
+        t, k = examples.arrays(self.dev, self.heads)
+        q = self.dev_metrics(self.heads, trainer.predict_logits(model, self.dev), t, k)
+        ap = float(q.get("safety_ap") or 0.0)
+        parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
+        parts["dev_score"] = parts["dev"] + self.weight * ap
+        mean = float(np.mean([parts[n] for n in [*self.suites, "dev"]]))
+        return mean + self.weight * ap, parts
