@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gatecli_train import card_release, release_notes
 
 
@@ -30,6 +32,18 @@ def test_heldout_table_says_who_wins_in_the_metric_direction() -> None:
     assert "**TF-IDF wins**" in rows["ordinary_zh"]  # lower false refusal is better
     assert rows["mgsm"].endswith("| ahead |")  # higher accuracy is better
     assert "xstest" not in rows  # a suite no file has is left out
+
+
+def test_heldout_table_compares_only_the_same_turns() -> None:
+    """A model read on the report half beside TF-IDF read on whole suites is two different
+    sets of turns: refused. Both on the report half: compared, and the card says so."""
+    new, tfidf = _res("new", 0.02, 0.90), _res("tfidf", 0.01, 0.80)
+    new["half"] = "report"
+    with pytest.raises(ValueError, match="different halves"):
+        card_release.heldout_table({"new": new, "tfidf": tfidf}, "new", "tfidf")
+    tfidf["half"] = "report"
+    table = card_release.heldout_table({"new": new, "tfidf": tfidf}, "new", "tfidf")
+    assert "report half only" in table and "ordinary_zh" in table.splitlines()[-1]
 
 
 def test_targets_table_marks_met_and_not_met() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from gatecli.evaluation.halves import SELECTION_SUITES
 from gatecli.evaluation.report import fmt_cell as _f
 from gatecli.evaluation.report import lookup
 
@@ -89,8 +90,15 @@ HELD_OUT: list[tuple[str, str, Getter, bool]] = [
 
 
 def heldout_table(named: Mapping[str, Mapping[str, Any]], own: str, tfidf: str | None) -> str:
-    """One row per held-out suite and metric, one column per model, and who wins vs TF-IDF."""
+    """One row per held-out suite and metric, one column per model, and who wins vs TF-IDF.
+
+    Every model must have been read on the same turns: evaluations with different ``--half``
+    (one on the report half, another on whole suites) are refused, not set side by side.
+    """
     names = list(named)
+    halves = {n: named[n].get("half") for n in names}
+    if len(set(halves.values())) > 1:
+        raise ValueError(f"evaluations read different halves of the held-out suites: {halves}")
     head = "| suite | metric | " + " | ".join(names) + " | vs TF-IDF |\n"
     head += "|---" * (len(names) + 3) + "|\n"
     rows = []
@@ -106,7 +114,15 @@ def heldout_table(named: Mapping[str, Mapping[str, Any]], own: str, tfidf: str |
         arrow = "↑" if higher else "↓"
         cells = " | ".join(_f(vals[n]) for n in names)
         rows.append(f"| {suite} | {label} {arrow} | {cells} | {verdict} |")
-    return head + "\n".join(rows) + "\n"
+    half = next(iter(halves.values()), None)
+    note = (
+        f"\nThe held-out selection suites ({', '.join(SELECTION_SUITES)}) are read on their "
+        f"{half} half only (`gatecli eval --half {half}`): the model chose its training step "
+        'on the other half (`[train] select_on = "heldout"`).\n'
+        if half
+        else ""
+    )
+    return head + "\n".join(rows) + "\n" + note
 
 
 def _met(value: float | None, ok: Callable[[float], bool]) -> str:
