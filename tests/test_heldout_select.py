@@ -1,6 +1,7 @@
 """Held-out halves and selection on them: a group never straddles the cut, every selection
 suite is cut about in half, `gatecli eval --half report` reads only the other half, and a
-run told to select on held-out suites does (and says what dev alone would have kept)."""
+run told to select on held-out suites does (and says what dev alone would have kept), its
+starting weights scored too with ``select_initial``."""
 
 from __future__ import annotations
 
@@ -96,11 +97,12 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         "--set", f'data.corpus_dir="{REPO / "data" / "corpus"}"',
         "--set", 'train.select_on="heldout"', "--set", "train.select_every=20",
         "--set", "train.max_steps=40", "--set", "train.select_safety_ap=1.0",
+        "--set", "train.select_initial=true",
     ]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
     history: list[dict[str, Any]] = json.loads((run / "selection.json").read_text())
-    assert [h["step"] for h in history] == [20, 40]
+    assert [h["step"] for h in history] == [0, 20, 40]  # step 0: the starting weights
     for h in history:
         parts = h["parts"]
         assert set(SELECTION_SUITES) <= set(parts)

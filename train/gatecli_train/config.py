@@ -145,6 +145,9 @@ class TrainConfig:
     # held-out suites and dev, gatecli_train.heldout_select; report such a run with
     # `gatecli eval --half report`).
     select_on: str = "dev"
+    # Score the starting weights too (step 0), so that a run none of whose steps beats the
+    # model it started from returns that model unchanged: for short passes on a shipped model.
+    select_initial: bool = False
     # Fake-quantise the encoder's Linear layers as onnxruntime's dynamic int8 runs them
     # (gatecli_train.qat), through training, selection and calibration; for
     # ``export.quantization = "dynamic"``.

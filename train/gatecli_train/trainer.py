@@ -121,7 +121,8 @@ def train(
     beside it) and ``cfg.select_every``, the model
     is scored every that many steps and at the end, and the best-scoring weights are the
     result (``run_dir/model.best.pt``, history in ``selection.json``): the last step of a
-    long schedule is not always the best one.
+    long schedule is not always the best one. With ``cfg.select_initial`` the starting
+    weights are scored first (step 0) and win if no step beats them.
     """
     dcfg = distill_cfg or DistillConfig()
     torch.manual_seed(cfg.seed)
@@ -164,6 +165,8 @@ def train(
         bar = tqdm(total=total, initial=step, desc="train", unit="step", dynamic_ncols=True)
     t0, ema = time.perf_counter(), None
     corrected = 0
+    if selector.active and cfg.select_initial and step == 0 and not selector.history:
+        selector.score(model, 0)  # the starting weights are a candidate too
     model.train()
     epoch = step // steps_per_epoch
     skip = step % steps_per_epoch
