@@ -115,3 +115,22 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
     assert training["selection"]["picked_step"] == best
     dev_best = max(history, key=lambda h: h["parts"]["dev_score"])["step"]
     assert training["selection"]["dev_would_pick"] == dev_best
+
+
+def test_half_agreement_reads_turn_rows_per_half() -> None:
+    from gatecli_train.half_agreement import agreement, half_scores
+
+    groups = [f"g{i}" for i in range(400)]
+    rows_good, rows_bad = [], []
+    for i, g in enumerate(groups):
+        gold = "refuse" if i % 2 else "execute"
+        base = {"suite": "xstest", "group": g, "gold": {"decision": gold}}
+        rows_good.append({**base, "pred": {"decision": gold}})
+        rows_bad.append({**base, "pred": {"decision": "execute" if i % 4 == 1 else gold}})
+    rows_bad.append({"suite": "test", "group": "x", "gold": {"decision": "ask"},
+                     "pred": {"decision": "ask"}})  # not a selection suite: left out  # fmt: skip
+    good, bad = half_scores(rows_good), half_scores(rows_bad)
+    assert set(good) == {("xstest", "select"), ("xstest", "report")} == set(bad)
+    assert good[("xstest", "report")] == 1.0 > bad[("xstest", "report")]
+    res = agreement({"good": good, "bad": bad})
+    assert res["same_order"] == [1, 1] and res["means"]["good"]["select"] == 1.0
