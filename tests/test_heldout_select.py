@@ -18,7 +18,7 @@ from gatecli.evaluation.halves import HALVES, SELECTION_SUITES, cut, half_of, ta
 from gatecli.evaluation.run import run_eval
 from gatecli.evaluation.suites import SuiteError, load_suite
 from gatecli.main import app
-from gatecli_train.heldout_select import selection_records, suite_score
+from gatecli_train.heldout_select import FULL_WEIGHT_TURNS, selection_records, suite_score, weight
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL = REPO / "data" / "eval"
@@ -103,11 +103,13 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-2000:]
     history: list[dict[str, Any]] = json.loads((run / "selection.json").read_text())
     assert [h["step"] for h in history] == [0, 20, 40]  # step 0: the starting weights
+    sizes = {n: len(r) for n, r in selection_records(REPO / "data").items()} | {"dev": 300}
+    assert sizes["passages_heldout"] < FULL_WEIGHT_TURNS <= sizes["context"]
     for h in history:
         parts = h["parts"]
         assert set(SELECTION_SUITES) <= set(parts)
-        suites = [parts[s] for s in (*SELECTION_SUITES, "dev")]
-        want = sum(suites) / len(suites) + parts["dev_safety_ap"]
+        w = {n: weight(k) for n, k in sizes.items()}  # smoke: 300 dev turns (max_dev_records)
+        want = sum(w[n] * parts[n] for n in w) / sum(w.values()) + parts["dev_safety_ap"]
         assert h["score"] == pytest.approx(want, abs=1e-4)
         assert parts["dev_score"] == pytest.approx(parts["dev"] + parts["dev_safety_ap"], abs=1e-4)
     training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]

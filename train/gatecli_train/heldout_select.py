@@ -2,10 +2,13 @@
 
 The score a run keeps its best step by is the mean decision macro-F1 (argmax, before the
 policy) over the ``select`` half of every :data:`gatecli.evaluation.halves.SELECTION_SUITES`
-suite and the dev split, each counted once, plus ``select_safety_ap`` times dev's safety
-average precision. Dev stays one part of it so that the corpus's own decisions still count;
-the held-out parts are there because dev could not tell a good seed from a bad one (stop 52:
-dev 1.7898 against 1.7877, held-out suites apart by more than the gate's tolerances).
+suite and the dev split, plus ``select_safety_ap`` times dev's safety average precision. A
+part weighs ``min(turns, FULL_WEIGHT_TURNS) / FULL_WEIGHT_TURNS``: a suite counts fully from
+300 turns. With equal weights the 54 select turns of passages_heldout moved the first run's
+score more than any other suite (1.2.59: -0.057 there, +0.027 on its report half). Dev
+stays one part of it so that the corpus's own decisions still count; the held-out parts are
+there because dev could not tell a good seed from a bad one (stop 52: dev 1.7898 against
+1.7877, held-out suites apart by more than the gate's tolerances).
 
 A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
 passes it when the recipe says so): the turns it chose on are never the turns it is
@@ -29,6 +32,18 @@ from gatecli_train.model import GateModel, HeadDef
 # A gold class with fewer select-half turns than this does not get a share of its suite's
 # score: oasst1_fr's one safety turn would otherwise weigh as much as its 185 ordinary ones.
 MIN_SUPPORT = 10
+# A part's weight grows with its turns up to this many (see the module docstring).
+FULL_WEIGHT_TURNS = 300
+
+
+def weight(turns: int) -> float:
+    """How much a part of ``turns`` turns counts in the mean (0 for none).
+
+    Example:
+        >>> weight(54), weight(300), weight(5921)
+        (0.18, 1.0, 1.0)
+    """
+    return min(turns, FULL_WEIGHT_TURNS) / FULL_WEIGHT_TURNS
 
 
 def selection_records(data_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
@@ -90,5 +105,7 @@ class HeldoutScore:
         ap = float(q.get("safety_ap") or 0.0)
         parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
         parts["dev_score"] = parts["dev"] + self.weight * ap
-        mean = float(np.mean([parts[n] for n in [*self.suites, "dev"]]))
-        return mean + self.weight * ap, parts
+        sizes = {n: len(exs) for n, exs in self.suites.items()} | {"dev": len(self.dev)}
+        w = {n: weight(k) for n, k in sizes.items()}
+        mean = sum(w[n] * parts[n] for n in sizes) / sum(w.values())
+        return float(mean) + self.weight * ap, parts
