@@ -6,6 +6,7 @@ starting weights scored too with ``select_initial``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -136,3 +137,14 @@ def test_half_agreement_reads_turn_rows_per_half() -> None:
     assert good[("xstest", "report")] == 1.0 > bad[("xstest", "report")]
     res = agreement({"good": good, "bad": bad})
     assert res["same_order"] == [1, 1] and res["means"]["good"]["select"] == 1.0
+
+
+def test_release_chain_refuses_to_report_a_heldout_selected_run_on_whole_suites(
+    tmp_path: Path,
+) -> None:
+    recipe = REPO / "train/gatecli_train/configs/gate-small-touch-heldout-1.2.61.toml"
+    env = {k: v for k, v in os.environ.items() if k != "HALF"} | {"WORK": str(tmp_path / "w")}
+    cmd = ["bash", str(REPO / "train/release.sh"), str(recipe), "0.0.0"]
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
+    assert res.returncode == 2 and "HALF=report" in res.stderr
+    assert not (tmp_path / "w" / "previous").exists()  # stopped before anything ran

@@ -45,6 +45,13 @@ export HF_HUB_OFFLINE=1
 mkdir -p "$WORK"
 limit=() bench_size=() half=()
 if [ -n "${HALF:-}" ]; then half=(--half "$HALF"); fi
+# A recipe that chose its step on the select halves is never reported on them.
+select_on=$(python -c 'import sys; from gatecli_train.config import load_recipe
+print(load_recipe(sys.argv[1]).train.select_on)' "$recipe")
+if [ "$select_on" = heldout ] && [ "${HALF:-}" != report ]; then
+  echo "release.sh: $recipe selects on held-out select halves; run it with HALF=report" >&2
+  exit 2
+fi
 if [ -n "${LIMIT:-}" ]; then
   limit=(--limit "$LIMIT")
   bench_size=(--n "$LIMIT" --turns $((LIMIT * 10)) --kernel-texts "$LIMIT" --repeats 1)
