@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from gatecli.evaluation.halves import HALVES, SELECTION_SUITES, half_of
-from gatecli.records import iter_jsonl
+from gatecli.records import DECISIONS, iter_jsonl
 from gatecli_train.heldout_select import suite_score
 
-LABELS = ("execute", "ask", "connect", "refuse", "safety")
 Scores = dict[tuple[str, str], float]
 
 
@@ -45,7 +44,7 @@ def half_scores(rows: Iterable[Mapping[str, Any]]) -> Scores:
         gold_list, pred_list = cells[(r["suite"], half_of(str(r["group"])))]
         gold_list.append(gold)
         pred_list.append(r["pred"]["decision"])
-    return {k: suite_score(g, p, LABELS) for k, (g, p) in cells.items()}
+    return {k: suite_score(g, p, DECISIONS) for k, (g, p) in cells.items()}
 
 
 def agreement(models: Mapping[str, Scores]) -> dict[str, Any]:

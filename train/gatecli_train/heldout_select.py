@@ -90,22 +90,27 @@ class HeldoutScore:
         self.suites, self.dev, self.heads = suites, dev, heads
         self.weight, self.dev_metrics = safety_ap_weight, dev_metrics
         self.labels = next(h for h in heads if h.name == "decision").labels
+        # Gold does not change between selection points: read it once.
+        self.gold: dict[str, tuple[Any, list[str]]] = {}
+        for name, exs in suites.items():
+            t, k = examples.arrays(exs, heads)
+            m = k["decision"]
+            self.gold[name] = (m, [self.labels[i] for i in t["decision"][m]])
+        self.dev_arrays = examples.arrays(dev, heads)
+        self.sizes = {n: len(exs) for n, exs in suites.items()} | {"dev": len(dev)}
 
     def __call__(self, model: GateModel) -> tuple[float, dict[str, float]]:
         parts: dict[str, float] = {}
         for name, exs in self.suites.items():
             logits = trainer.predict_logits(model, exs)["decision"]
-            t, k = examples.arrays(exs, self.heads)
-            m = k["decision"]
-            gold = [self.labels[i] for i in t["decision"][m]]
+            m, gold = self.gold[name]
             pred = [self.labels[i] for i in logits[m].argmax(-1)]
             parts[name] = suite_score(gold, pred, self.labels)
-        t, k = examples.arrays(self.dev, self.heads)
+        t, k = self.dev_arrays
         q = self.dev_metrics(self.heads, trainer.predict_logits(model, self.dev), t, k)
         ap = float(q.get("safety_ap") or 0.0)
         parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
         parts["dev_score"] = parts["dev"] + self.weight * ap
-        sizes = {n: len(exs) for n, exs in self.suites.items()} | {"dev": len(self.dev)}
-        w = {n: weight(k) for n, k in sizes.items()}
-        mean = sum(w[n] * parts[n] for n in sizes) / sum(w.values())
+        w = {n: weight(k) for n, k in self.sizes.items()}
+        mean = sum(w[n] * parts[n] for n in self.sizes) / sum(w.values())
         return float(mean) + self.weight * ap, parts

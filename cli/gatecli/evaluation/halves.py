@@ -43,9 +43,9 @@ def half_of(group: str) -> Half:
 
 
 def take(records: Iterable[dict[str, Any]], half: str) -> list[dict[str, Any]]:
-    """The records of ``half`` (by ``group``, else ``id``: :func:`gatecli.evaluation.suites.
-    load_suite` sets it)."""
-    return [r for r in records if half_of(str(r.get("group") or r["id"])) == half]
+    """The records of ``half``, by ``group`` (:func:`gatecli.evaluation.suites.load_suite`
+    sets it, the record's id where the file has none)."""
+    return [r for r in records if half_of(r["group"]) == half]
 
 
 def cut(suite: str, records: list[dict[str, Any]], half: str | None) -> list[dict[str, Any]]:
