@@ -83,6 +83,16 @@ def test_suite_score_leaves_out_classes_too_small_to_read() -> None:
     assert suite_score(gold, ["execute"] * 40, ["execute", "refuse"]) == pytest.approx(1 / 3)
 
 
+def test_false_events_weigh_only_in_heldout_selection() -> None:
+    from gatecli_train.config import TrainConfig
+
+    assert TrainConfig(select_on="heldout", select_false_events=0.5).select_false_events == 0.5
+    with pytest.raises(ValueError, match="select_false_events"):
+        TrainConfig(select_false_events=0.5)  # dev selection would ignore it silently
+    with pytest.raises(ValueError, match="select_false_events"):
+        TrainConfig(select_on="heldout", select_false_events=-1.0)
+
+
 def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(SuiteError):
         selection_records(tmp_path)
@@ -98,7 +108,7 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         "--set", f'data.corpus_dir="{REPO / "data" / "corpus"}"',
         "--set", 'train.select_on="heldout"', "--set", "train.select_every=20",
         "--set", "train.max_steps=40", "--set", "train.select_safety_ap=1.0",
-        "--set", "train.select_initial=true",
+        "--set", "train.select_initial=true", "--set", "train.select_false_events=0.5",
     ]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -111,7 +121,11 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         assert set(SELECTION_SUITES) <= set(parts)
         w = {n: weight(k) for n, k in sizes.items()}  # smoke: 300 dev turns (max_dev_records)
         want = sum(w[n] * parts[n] for n in w) / sum(w.values()) + parts["dev_safety_ap"]
-        assert h["score"] == pytest.approx(want, abs=1e-4)
+        # false events: read where a part has enough empty-event turns (context, dev, ...)
+        fe = {n.split(":", 1)[1]: v for n, v in parts.items() if n.startswith("false_events:")}
+        assert {"context", "dev"} <= set(fe) and 0 <= parts["false_events"] <= 1
+        assert min(fe.values()) - 1e-4 <= parts["false_events"] <= max(fe.values()) + 1e-4
+        assert h["score"] == pytest.approx(want - 0.5 * parts["false_events"], abs=1e-3)
         assert parts["dev_score"] == pytest.approx(parts["dev"] + parts["dev_safety_ap"], abs=1e-4)
     training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]
     best = max(history, key=lambda h: h["score"])["step"]

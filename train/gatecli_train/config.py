@@ -145,6 +145,11 @@ class TrainConfig:
     # held-out suites and dev, gatecli_train.heldout_select; report such a run with
     # `gatecli eval --half report`).
     select_on: str = "dev"
+    # With select_on = "heldout": weight of the false-event rate (turns whose gold events are
+    # empty that get one, events logit > 0) subtracted from that score; 0 = decisions alone.
+    # 1.2.59 failed its gate on CoCoNot and context false events, which a decision-only
+    # score cannot see.
+    select_false_events: float = 0.0
     # Score the starting weights too (step 0), so that a run none of whose steps beats the
     # model it started from returns that model unchanged: for short passes on a shipped model.
     select_initial: bool = False
@@ -171,6 +176,11 @@ class TrainConfig:
             "select_every": (self.select_every >= 0, ">= 0"),
             "select_safety_ap": (self.select_safety_ap >= 0, ">= 0"),
             "select_on": (self.select_on in ("dev", "heldout"), '"dev" or "heldout"'),
+            "select_false_events": (
+                self.select_false_events >= 0
+                and (self.select_false_events == 0 or self.select_on == "heldout"),
+                '>= 0, and 0 unless select_on = "heldout"',
+            ),
         })  # fmt: skip
 
 

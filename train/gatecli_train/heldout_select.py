@@ -10,6 +10,12 @@ stays one part of it so that the corpus's own decisions still count; the held-ou
 there because dev could not tell a good seed from a bad one (stop 52: dev 1.7898 against
 1.7877, held-out suites apart by more than the gate's tolerances).
 
+``select_false_events`` subtracts that weight times the false-event rate: of the turns whose
+gold events are empty, the share given an event (raw logit > 0, before the fitted
+thresholds), per part with at least :data:`MIN_SUPPORT` such turns, weighted as above. The
+decision score cannot see events: 1.2.59 failed its release gate on CoCoNot (0.073 ->
+0.094) and context (0.135 -> 0.160) false events while its decision score had held.
+
 A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
 passes it when the recipe says so): the turns it chose on are never the turns it is
 reported on.
@@ -60,6 +66,23 @@ def selection_records(data_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def false_event_rate(logits: Any, targets: Any, known: Any) -> tuple[float, int]:
+    """Share of the known turns with no gold event that get one (logit > 0), and how many
+    such turns there are.
+
+    Example:
+        >>> import numpy as np
+        >>> false_event_rate(np.array([[2.0, -1], [-3, -2], [-1, 0.5]]),
+        ...                  np.array([[1, 0], [0, 0], [0, 0]]), np.array([True, True, True]))
+        (0.5, 2)
+    """
+    empty = np.asarray(known, dtype=bool) & (np.asarray(targets).sum(-1) == 0)
+    n = int(empty.sum())
+    if not n:
+        return 0.0, 0
+    return float((np.asarray(logits)[empty] > 0).any(-1).mean()), n
+
+
 def suite_score(gold: list[str], pred: list[str], labels: Sequence[str]) -> float:
     """Mean F1 over the gold classes with at least :data:`MIN_SUPPORT` turns (all of them
     when none has that many).
@@ -86,31 +109,53 @@ class HeldoutScore:
         heads: list[HeadDef],
         safety_ap_weight: float,
         dev_metrics: Any,
+        *,
+        false_events_weight: float = 0.0,
     ) -> None:
         self.suites, self.dev, self.heads = suites, dev, heads
         self.weight, self.dev_metrics = safety_ap_weight, dev_metrics
+        self.fe_weight = false_events_weight
         self.labels = next(h for h in heads if h.name == "decision").labels
         # Gold does not change between selection points: read it once.
         self.gold: dict[str, tuple[Any, list[str]]] = {}
+        self.events: dict[str, tuple[Any, Any]] = {}
         for name, exs in suites.items():
             t, k = examples.arrays(exs, heads)
             m = k["decision"]
             self.gold[name] = (m, [self.labels[i] for i in t["decision"][m]])
+            if "events" in t:
+                self.events[name] = (t["events"], k["events"])
         self.dev_arrays = examples.arrays(dev, heads)
+        if "events" in self.dev_arrays[0]:
+            self.events["dev"] = (self.dev_arrays[0]["events"], self.dev_arrays[1]["events"])
         self.sizes = {n: len(exs) for n, exs in suites.items()} | {"dev": len(dev)}
 
     def __call__(self, model: GateModel) -> tuple[float, dict[str, float]]:
         parts: dict[str, float] = {}
+        fe: dict[str, tuple[float, int]] = {}
         for name, exs in self.suites.items():
-            logits = trainer.predict_logits(model, exs)["decision"]
+            logits = trainer.predict_logits(model, exs)
             m, gold = self.gold[name]
-            pred = [self.labels[i] for i in logits[m].argmax(-1)]
+            pred = [self.labels[i] for i in logits["decision"][m].argmax(-1)]
             parts[name] = suite_score(gold, pred, self.labels)
+            if name in self.events:
+                fe[name] = false_event_rate(logits["events"], *self.events[name])
         t, k = self.dev_arrays
-        q = self.dev_metrics(self.heads, trainer.predict_logits(model, self.dev), t, k)
+        dev_logits = trainer.predict_logits(model, self.dev)
+        q = self.dev_metrics(self.heads, dev_logits, t, k)
+        if "dev" in self.events:
+            fe["dev"] = false_event_rate(dev_logits["events"], *self.events["dev"])
         ap = float(q.get("safety_ap") or 0.0)
         parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
         parts["dev_score"] = parts["dev"] + self.weight * ap
         w = {n: weight(k) for n, k in self.sizes.items()}
         mean = sum(w[n] * parts[n] for n in self.sizes) / sum(w.values())
-        return float(mean) + self.weight * ap, parts
+        score = float(mean) + self.weight * ap
+        counted = {n: rate for n, (rate, turns) in fe.items() if turns >= MIN_SUPPORT}
+        for n, rate in counted.items():
+            parts[f"false_events:{n}"] = rate
+        if counted:
+            fw = {n: weight(fe[n][1]) for n in counted}
+            parts["false_events"] = sum(fw[n] * counted[n] for n in counted) / sum(fw.values())
+            score -= self.fe_weight * parts["false_events"]
+        return score, parts

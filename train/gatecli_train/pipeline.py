@@ -322,7 +322,12 @@ def fit(
     select_fn: Any = dev_score
     if ex_heldout is not None:
         select_fn = heldout_select.HeldoutScore(
-            ex_heldout, ex_dev, heads, recipe.train.select_safety_ap, quick_metrics
+            ex_heldout,
+            ex_dev,
+            heads,
+            recipe.train.select_safety_ap,
+            quick_metrics,
+            false_events_weight=recipe.train.select_false_events,
         )
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
