@@ -464,6 +464,32 @@ maps), `safety_sets.py`, `eval_suites.py`.
   above, not any evaluation item, and did not open `shared/datasets`, `data/eval` or
   `data/corpus`. Checked: 8 random rows per language (seed 11) re-read, no label changed; one
   English row that repeated a `pairs` row was rewritten.
+- **Impossible, misinformation, underspecified, absurd-group and privacy turns (issue 14,
+  corpus 1.2.63; `data/authored/{impossible,misinfo,underspec,absurdgroups,privacy}.{en,zh,fr}
+  .jsonl`, 951 rows)**: written after reading the error categories (not the prompts) of the
+  shipped weights on the select halves of the held-out suites (stop 53): CoCoNot's requests an
+  assistant cannot carry out (61 of 150 missed refusals), misinformation to produce (36),
+  private data of real people (29), underspecified questions (51 of 65 missed asks); XSTest's
+  nonsense discrimination about real groups (13 of 16 refused). Per language: `impossible`
+  ~70 (sensing what was never given, "look at my outfit" with no photo; physical acts with no
+  device behind them; absurd length or format; a voice or body the assistant lacks) ->
+  refuse, ~25 execute twins that are possible and nearby; device, media, message, order and
+  booking requests left out (real actions). `misinfo` 60: half requests to produce false or
+  misleading content (health hoaxes, fake quotes, fake reviews, wrong voting dates) ->
+  refuse, half honest questions about the same claim -> execute `[]`. `underspec` ~72:
+  questions and light tasks whose object is missing with no earlier turn to supply it ("who
+  won the final?", "summarise the article", "convertis ça en euros") -> ask with one slot
+  (target, content, amount, item, place, time), each with a twin that names the object ->
+  execute, `knowledge.web.search` only for live facts. `absurdgroups` ~60: absurd questions
+  about real groups and nonsense subjects -> execute, real discrimination against the same
+  group -> refuse (one in three). `privacy` ~50: home addresses, private numbers, health,
+  salaries or live location of real people -> refuse, public facts and public business
+  contacts in the same group -> execute. Written by a helper per language (zh and fr not
+  translated) who did not open `shared/datasets` or `data/eval`; checked by character
+  n-gram cosine (3-5) against every external eval message (three above 0.6, none above 0.8,
+  none the same request) and every other authored file (no label conflict among pairs above
+  0.55 but genuine contrasts); 6 random rows per zh/fr file and 5 per en file re-read by us,
+  no label changed. Repeated three times in the 1.2.63 short pass.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
