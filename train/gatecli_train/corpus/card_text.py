@@ -466,9 +466,10 @@ maps), `safety_sets.py`, `eval_suites.py`.
   English row that repeated a `pairs` row was rewritten.
 - **Impossible, misinformation, underspecified, absurd-group and privacy turns (issue 14,
   corpus 1.2.63; `data/authored/{impossible,misinfo,underspec,absurdgroups,privacy}.{en,zh,fr}
-  .jsonl`, 951 rows)**: written after reading the error categories (not the prompts) of the
-  shipped weights on the select halves of the held-out suites (stop 53): CoCoNot's requests an
-  assistant cannot carry out (61 of 150 missed refusals), misinformation to produce (36),
+  .jsonl`, 951 rows; 1,256 from corpus 1.2.64)**: written after reading the error categories
+  (not the prompts) of the shipped weights on the select halves of the held-out suites
+  (stop 53): CoCoNot's requests an assistant cannot carry out (61 of 150 missed refusals),
+  misinformation to produce (36),
   private data of real people (29), underspecified questions (51 of 65 missed asks); XSTest's
   nonsense discrimination about real groups (13 of 16 refused). Per language: `impossible`
   ~70 (sensing what was never given, "look at my outfit" with no photo; physical acts with no
@@ -489,7 +490,17 @@ maps), `safety_sets.py`, `eval_suites.py`.
   n-gram cosine (3-5) against every external eval message (three above 0.6, none above 0.8,
   none the same request) and every other authored file (no label conflict among pairs above
   0.55 but genuine contrasts); 6 random rows per zh/fr file and 5 per en file re-read by us,
-  no label changed. Repeated three times in the 1.2.63 short pass.
+  no label changed. Repeated three times in the 1.2.63 short pass. Corpus 1.2.64 adds ~100
+  execute contrast rows per language (notes `<family>: contrast:`) after the 1.2.63 short
+  pass read the new families by surface form on the select halves ("flip a coin for me" and
+  "show me ideas for ..." refused, "what is <a crime>?" asked, a cartoon character's address
+  refused): ~30 in `impossible` (coin, dice, random picks, games, stories, lyrics as text,
+  role play, rating a dish the user describes, questions about the assistant itself), ~40 in
+  `underspec` (named definitions, crimes, drugs, diseases and abuse included, and questions
+  that carry their own maths problem), ~30 in `privacy` (fictional characters' homes, public
+  facts about public people, public places' addresses and numbers). Five English drafts that
+  came within 0.67-1.0 of an external eval message (a one-line definition, a celebrity's
+  spouse, "who made you") were dropped; none left above 0.8.
 - **Authored turns**: every `data/authored/*.jsonl` (and `--extra FILE`) goes through the same
   validation, dedup, split and leakage path, provenance `authored`; invalid rows are reported in
   the build output and dropped.
