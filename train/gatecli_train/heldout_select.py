@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from gatecli.evaluation.halves import SELECTION_SUITES, take
-from gatecli.evaluation.metrics import single_label
+from gatecli.evaluation.metrics import multi_label, single_label
 from gatecli.evaluation.suites import load_suite, resolve_suites
 from gatecli_train import examples, trainer
 from gatecli_train.model import GateModel, HeadDef
@@ -68,7 +68,8 @@ def selection_records(data_dir: str | Path) -> dict[str, list[dict[str, Any]]]:
 
 def false_event_rate(logits: Any, targets: Any, known: Any) -> tuple[float, int]:
     """Share of the known turns with no gold event that get one (logit > 0), and how many
-    such turns there are.
+    such turns there are: the gate's own ``false_positive_rate`` and ``n_empty``
+    (:func:`gatecli.evaluation.metrics.multi_label`), read on raw logits.
 
     Example:
         >>> import numpy as np
@@ -76,11 +77,22 @@ def false_event_rate(logits: Any, targets: Any, known: Any) -> tuple[float, int]
         ...                  np.array([[1, 0], [0, 0], [0, 0]]), np.array([True, True, True]))
         (0.5, 2)
     """
-    empty = np.asarray(known, dtype=bool) & (np.asarray(targets).sum(-1) == 0)
-    n = int(empty.sum())
-    if not n:
-        return 0.0, 0
-    return float((np.asarray(logits)[empty] > 0).any(-1).mean()), n
+    m = np.asarray(known, dtype=bool)
+    gold = [[str(i) for i in np.flatnonzero(row)] for row in np.asarray(targets)[m]]
+    pred = [[str(i) for i in np.flatnonzero(row > 0)] for row in np.asarray(logits)[m]]
+    res = multi_label(gold, pred, [])
+    return res["false_positive_rate"], res["n_empty"]
+
+
+def weighted_mean(values: dict[str, float], turns: dict[str, int]) -> float:
+    """Mean of ``values`` weighted by :func:`weight` of each part's turns.
+
+    Example:
+        >>> weighted_mean({"a": 1.0, "b": 0.0}, {"a": 300, "b": 100})
+        0.75
+    """
+    w = {n: weight(turns[n]) for n in values}
+    return sum(w[n] * values[n] for n in values) / sum(w.values())
 
 
 def suite_score(gold: list[str], pred: list[str], labels: Sequence[str]) -> float:
@@ -148,14 +160,11 @@ class HeldoutScore:
         ap = float(q.get("safety_ap") or 0.0)
         parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
         parts["dev_score"] = parts["dev"] + self.weight * ap
-        w = {n: weight(k) for n, k in self.sizes.items()}
-        mean = sum(w[n] * parts[n] for n in self.sizes) / sum(w.values())
-        score = float(mean) + self.weight * ap
+        score = weighted_mean({n: parts[n] for n in self.sizes}, self.sizes) + self.weight * ap
         counted = {n: rate for n, (rate, turns) in fe.items() if turns >= MIN_SUPPORT}
         for n, rate in counted.items():
             parts[f"false_events:{n}"] = rate
         if counted:
-            fw = {n: weight(fe[n][1]) for n in counted}
-            parts["false_events"] = sum(fw[n] * counted[n] for n in counted) / sum(fw.values())
+            parts["false_events"] = weighted_mean(counted, {n: fe[n][1] for n in counted})
             score -= self.fe_weight * parts["false_events"]
         return score, parts
