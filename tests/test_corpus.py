@@ -63,6 +63,34 @@ def test_rebuild_byte_identical(built: Path, tmp_path: Path) -> None:
         assert (tmp_path / p.relative_to(built)).read_bytes() == p.read_bytes(), p.name
 
 
+def _records_by_id(folder: Path) -> dict[str, dict]:
+    paths = sorted((folder / "corpus").glob("*.gz")) + sorted((folder / "eval").glob("*.gz"))
+    return {f"{p.name}:{r['id']}": r for p in paths for r in _read(p)}
+
+
+@pytest.mark.slow
+def test_added_authored_file_changes_only_what_it_displaces(tmp_path: Path) -> None:
+    """Corpus 1.2.66: 388 authored privacy rows changed 11,284 unrelated train records and
+    970 of the invariance suite's turns, because every augmentation drew from one stream per
+    language. Now draws are hash-ranked and per-record (gatecli_train.corpus.draws): no
+    record present in both builds may differ, and each added record displaces at most one."""
+    authored = Path("data/authored")
+    base, grown = tmp_path / "base", tmp_path / "grown"
+    for d in (base, grown):
+        d.mkdir()
+        for name in ("pairs.en", "ask.fr", "followups.en", "crisis.zh", "harmq.en", "events.zh"):
+            (d / f"{name}.jsonl").write_bytes((authored / f"{name}.jsonl").read_bytes())
+    (grown / "privacy.en.jsonl").write_bytes((authored / "privacy.en.jsonl").read_bytes())
+    build(RAW, tmp_path / "a", limit_per_source=60, authored_dir=base)
+    build(RAW, tmp_path / "b", limit_per_source=60, authored_dir=grown)
+    a, b = _records_by_id(tmp_path / "a"), _records_by_id(tmp_path / "b")
+    changed = [k for k in a if k in b and a[k] != b[k]]
+    removed, added = set(a) - set(b), set(b) - set(a)
+    assert not changed, changed[:5]
+    assert any("privacy" in k for k in added)
+    assert len(removed) <= len(added), sorted(removed)[:5]
+
+
 def test_planted_leak_fails() -> None:
     # an XSTest prompt (eval-only) planted as a training record with another spelling
     xs = (RAW / "xstest/xstest_prompts.csv").read_text(encoding="utf-8").splitlines()[1]

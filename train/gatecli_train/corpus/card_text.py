@@ -640,6 +640,20 @@ task-oriented dialogues (a sentence may be an `ask` alone) and every source that
 discusses harm are left out. Why: the segment rule reads sentences alone, and 1.2.9 called
 narrative sentences of word problems safety or refuse with confidence.
 
+Draws that hold still (corpus 1.2.66, `draws.py`): which records a rule takes (tool-list
+variants, invariance variants, risk-in-text wrappers, passage tails, account spellings, slot
+answers, risk across turns, sentences) is a hash rank of their ids, and how a record is varied
+(tool names and their spellings, wrappers, greetings, earlier turns) comes from a generator
+seeded by its own id; a choice among pooled records is the one whose pairing hashes lowest.
+Before, each rule drew from one generator per language, so one added row shifted every later
+draw: adding the 388 privacy rows of corpus 1.2.63 changed 11,284 unrelated train records,
+556 test records, 970 of the invariance suite's turns and 68 of the context suite's. Rebuilt
+with and without those rows under the new draws, no record present in both builds differs; 181
+leave and 54 enter besides the privacy rows' own (each displaced by a new one). This build
+redraws every augmentation once (ids of risk-in-text and passage-tail turns now name their
+base's hash, not a position). Still positional: the wrapper augmentation above (its bases are
+mapped records only, which authored files do not change).
+
 ## Splits, dedup, leakage
 
 Split by a hash of the group key (85 / 7.5 / 7.5); groups that share a normalised message are

@@ -35,6 +35,7 @@ from gatecli_train.corpus.context_text import (
     UNRELATED_ACCOUNTS,
     question_for,
 )
+from gatecli_train.corpus.draws import bottom_k, digest, own_rng, pick, ranked
 from gatecli_train.corpus.records import event_requires, normalise
 
 Record = dict[str, Any]
@@ -151,18 +152,19 @@ def alias_variants(records: list[Record], n: int = ALIAS_N, seed: int = 12) -> l
             continue
         if r["input"].get("connected_accounts") or (lab["decision"] == "connect" and _needs(r)):
             pools[(r["lang"], lab["decision"])].append(r)
-    rng = random.Random(seed)
-    queues = [rng.sample(v, len(v)) for _, v in sorted(pools.items())]
+    salt = f"{seed}:alias"
+    queues = [ranked(v, salt)[::-1] for _, v in sorted(pools.items())]
     out: list[Record] = []
     used: dict[str, int] = defaultdict(int)
     while len(out) < n and any(queues):
         for q in queues:
             if q and len(out) < n:
-                cands = _alias_candidates(q.pop(), cat, rng)
+                rec = q.pop()
+                cands = _alias_candidates(rec, cat, own_rng(salt, rec["id"]))
                 if cands:  # the rarest kind so far, so every kind is well represented
-                    pick = min(cands, key=lambda v: (used[_kind(v)], rng.random()))
-                    used[_kind(pick)] += 1
-                    out.append(pick)
+                    choice = min(cands, key=lambda v: (used[_kind(v)], digest(v["id"])))
+                    used[_kind(choice)] += 1
+                    out.append(choice)
     return out
 
 
@@ -198,7 +200,6 @@ def slot_answers(records: list[Record], seed: int = 12) -> list[Record]:
     for r in records:
         if r["source"] == "authored:ask" and not r["input"].get("conversation_context"):
             groups[r["group"]].append(r)
-    rng = random.Random(seed)
     out = []
     for _, recs in sorted(groups.items()):
         asks = [r for r in recs if r["labels"]["decision"] == "ask"]
@@ -215,7 +216,11 @@ def slot_answers(records: list[Record], seed: int = 12) -> list[Record]:
             {
                 "role": "assistant",
                 "content": question_for(
-                    slot, twin["labels"]["events"], lang, rng, ask["input"]["user_message"]
+                    slot,
+                    twin["labels"]["events"],
+                    lang,
+                    own_rng(f"{seed}:answer", ask["id"]),
+                    ask["input"]["user_message"],
                 ),
             },
         ]
@@ -244,7 +249,6 @@ def _exchanges(records: list[Record]) -> dict[tuple[str, str], list[list[dict[st
 def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) -> list[Record]:
     """Safety after benign turns (stays safety); a plain thanks after a safety turn (execute,
     no event, tags masked). Up to ``n`` of each per language, fewer for dev/test."""
-    rng = random.Random(seed)
     benign = _exchanges(records)
     safety = defaultdict(list)
     thanks = defaultdict(list)
@@ -255,23 +259,32 @@ def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) ->
         if r["source"] == "authored:closings" and "plain thanks" in r["note"]:
             thanks[(r["split"], r["lang"])].append(r)
     out = []
+    salt = f"{seed}:risk"  # hash ranks and rendezvous picks: see gatecli_train.corpus.draws
     for key in sorted(safety):
         share = 1.0 if key[0] == "train" else 0.15
-        for r in rng.sample(safety[key], min(int(n * share), len(safety[key]))):
+        cell = f"{salt}:{key[0]}.{key[1]}"
+        for r in sorted(bottom_k(safety[key], int(n * share), cell), key=lambda r: r["id"]):
             if benign[key]:
-                v = _variant(r, "risk.after_benign", conversation_context=rng.choice(benign[key]))
+                earlier = pick(benign[key], f"{cell}:{r['id']}", str)
+                v = _variant(r, "risk.after_benign", conversation_context=earlier)
                 v["note"] = f"{r['note']}; benign earlier turns do not lower the risk"
                 out.append(v)
         for k in range(int(n * share) if thanks[key] else 0):
-            t, s = rng.choice(thanks[key]), rng.choice(safety[key])
+            t = pick(thanks[key], f"{cell}:thanks.{k}", _id)
+            s = pick(safety[key], f"{cell}:safety.{k}", _id)
+            support = own_rng(cell, f"support.{k}").choice(SUPPORT[key[1]])
             ctx = [{"role": "user", "content": s["input"]["user_message"]},
-                   {"role": "assistant", "content": rng.choice(SUPPORT[key[1]])}]  # fmt: skip
+                   {"role": "assistant", "content": support}]  # fmt: skip
             v = _variant(t, f"risk.thanks_after_safety.{k}", conversation_context=ctx)
             v["labels"] = {"decision": "execute", "events": [], "scenario_tags": None,
                            "missing_slots": []}  # fmt: skip
             v["note"] = f"thanks after the safety turn {s['id']}: judged on the later turn"
             out.append(v)
     return out
+
+
+def _id(r: Record) -> str:
+    return str(r["id"])
 
 
 def consistent(new: list[Record], records: list[Record]) -> list[Record]:

@@ -205,11 +205,12 @@ def suite(test: list[Record], seeds: list[Record], per: int = PER_TRANSFORM_LANG
     seed_ids = {r["id"] for r in seeds}
     for rec in ordered:
         pair = _pair_id(rec["id"])
-        rng = random.Random(pair)
         for kind in TRANSFORMS:
             if rec["id"] not in seed_ids and count[(kind, rec["lang"])] >= per:
                 continue
-            inp = _variant(rec, rng, kind, cat)
+            # one generator per base and transformation: whether an earlier transformation
+            # was full for this language must not change this one's draw (corpus 1.2.66)
+            inp = _variant(rec, random.Random(f"{pair}:{kind}"), kind, cat)
             if inp is None or inp == rec["input"]:
                 continue
             count[(kind, rec["lang"])] += 1

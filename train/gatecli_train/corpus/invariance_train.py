@@ -33,10 +33,10 @@ test after the split).
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from gatecli_train.corpus import tools_variation
+from gatecli_train.corpus.draws import bottom_k, own_rng
 from gatecli_train.corpus.invariance import tools_ok
 
 Record = dict[str, Any]
@@ -100,25 +100,27 @@ def _variant(r: Record, kind: str, inp: dict[str, Any], note: str) -> Record:
     }  # fmt: skip
 
 
-def _sample(pool: list[Record], n: int, rng: random.Random, kind: str) -> list[Record]:
-    """n records of the pool; for ``tools_added`` refuse and safety turns keep at most
-    :data:`RISKY_SHARE` of them.
+def _sample(pool: list[Record], n: int, salt: str, kind: str) -> list[Record]:
+    """n records of the pool by hash rank (:func:`~gatecli_train.corpus.draws.bottom_k`);
+    for ``tools_added`` refuse and safety turns keep at most :data:`RISKY_SHARE` of them.
 
     Why: every refuse and safety turn is eligible (no tool changes them) but only some benign
     ones were, so 953 of 1.2.17's 1,600 tools_added variants were refuse or safety, and an
     unfamiliar tool list became a refusal signal (When2Call, issue 14).
     """
     if kind != "tools_added":
-        return rng.sample(pool, min(n, len(pool)))
+        return bottom_k(pool, n, salt)
     risky = [r for r in pool if r["labels"]["decision"] in ("refuse", "safety")]
     benign = [r for r in pool if r["labels"]["decision"] not in ("refuse", "safety")]
     n_benign = min(len(benign), n - min(len(risky), round(n * RISKY_SHARE)))
     k = min(len(risky), round(n * RISKY_SHARE), int(n_benign * RISKY_SHARE / (1 - RISKY_SHARE)))
-    return rng.sample(risky, k) + rng.sample(benign, n_benign)
+    return bottom_k(risky, k, salt) + bottom_k(benign, n_benign, salt)
 
 
 def vary(records: list[Record], seed: int = 17) -> list[Record]:
-    """Invariance variants of a seeded sample of train records (see module doc).
+    """Invariance variants of a hash-ranked sample of train records (see module doc); each
+    record's draws come from its own generator, so records added to a pool change only the
+    variants they displace (:mod:`~gatecli_train.corpus.draws`, corpus 1.2.66).
 
     Example:
         >>> vary([])
@@ -127,12 +129,9 @@ def vary(records: list[Record], seed: int = 17) -> list[Record]:
     out: list[Record] = []
     for kind, per_lang in PER_LANG.items():
         for lang, n in sorted(per_lang.items()):
-            rng = random.Random(f"{seed}:{kind}:{lang}")
-            pool = sorted(
-                (r for r in records if r["lang"] == lang and _eligible(r, kind)),
-                key=lambda r: r["id"],
-            )
-            for r in _sample(pool, n, rng, kind):
+            pool = [r for r in records if r["lang"] == lang and _eligible(r, kind)]
+            for r in _sample(pool, n, f"{seed}:{kind}:{lang}", kind):
+                rng = own_rng(f"{seed}:{kind}", r["id"])  # its variant, whatever the pool
                 inp = dict(r["input"])
                 if kind == "tools_added":
                     have = list(inp.get("available_tools") or [])

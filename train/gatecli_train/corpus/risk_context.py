@@ -13,11 +13,11 @@ wrappers around unseen risk. Called by the build after splits are assigned.
 
 from __future__ import annotations
 
-import hashlib
 import random
 from typing import Any
 
 from gatecli.segments import split_segments
+from gatecli_train.corpus.draws import bottom_k, digest, own_rng
 from gatecli_train.corpus.records import make_record, normalise
 
 Record = dict[str, Any]
@@ -244,7 +244,6 @@ def _benign_only(pool: dict[str, list[str]], lang: str, rng: random.Random) -> s
 
 
 def _make(
-    rng: random.Random,
     by: dict[tuple[str, str], list[Record]],
     benign: dict[str, dict[str, list[str]]],
     per_lang: dict[str, int],
@@ -253,32 +252,27 @@ def _make(
     source: str,
     tag: str,
     langs: tuple[str, ...] = LANGS,
-    stable: bool = False,
 ) -> list[Record]:
-    """Wrapped risky turns and benign-only turns per language. ``stable`` draws each turn
-    from its own base (:func:`stable_pick`, a generator seeded by the base's id) instead of
-    one generator for the whole set, so adding a record to the pool changes at most the
-    turns it displaces: for the eval suite, whose numbers are compared across corpora."""
+    """Wrapped risky turns and benign-only turns per language. Each turn is drawn from its
+    own base (:func:`~gatecli_train.corpus.draws.bottom_k`, a generator seeded by the base's
+    id), so adding a record to the pool changes at most the turns it displaces: the eval
+    suite's numbers are compared across corpora, and since corpus 1.2.66 the training sets
+    hold still too (one generator for the whole set redrew all of them for any new row)."""
     out: list[Record] = []
     for lang in langs:
         pool = benign[lang]
         for dec in BLOCKING:
             cands = by.get((lang, dec), [])
-            n = min(per_lang[dec], len(cands))
-            if stable:
-                picked = stable_pick(cands, n, f"{source}:{tag}:{lang}.{dec}")
-            else:
-                picked = rng.sample(cands, n)
-            for k, b in enumerate(sorted(picked, key=lambda r: r["id"])):
-                r_own = random.Random(f"{source}:{tag}:{b['id']}") if stable else rng
-                kind = r_own.choice(KINDS) if stable else KINDS[k % len(KINDS)]
+            picked = bottom_k(cands, min(per_lang[dec], len(cands)), f"{source}:{tag}:{lang}.{dec}")
+            for b in sorted(picked, key=lambda r: r["id"]):
+                r_own = own_rng(f"{source}:{tag}", b["id"])
+                kind = r_own.choice(KINDS)
                 msg = wrap(b["input"]["user_message"], kind, pool, lang, r_own)
                 if len(msg) > MAX_CHARS[lang]:
                     continue
-                key = _digest(b["id"])[:12] if stable else str(k)
                 out.append(
                     make_record(
-                        rid=f"{source}:{tag}:{lang}.{dec}.{key}",
+                        rid=f"{source}:{tag}:{lang}.{dec}.{digest(b['id'])[:12]}",
                         source=source,
                         lang=lang,
                         message=msg,
@@ -294,8 +288,7 @@ def _make(
                     )
                 )
         for k in range(per_lang["benign"]):
-            r_own = random.Random(f"{source}:{tag}:{lang}.benign.{k}") if stable else rng
-            msg = _benign_only(pool, lang, r_own)
+            msg = _benign_only(pool, lang, own_rng(f"{source}:{tag}", f"{lang}.benign.{k}"))
             out.append(
                 make_record(
                     rid=f"{source}:{tag}:{lang}.benign.{k}",
@@ -316,7 +309,7 @@ def _make(
     return out
 
 
-def vary(records: list[Record], seed: int = 13) -> list[Record]:
+def vary(records: list[Record]) -> list[Record]:
     """Training variants from train-split safety/refuse turns (split ``train``).
 
     Two sets: around the fixed :data:`TRAIN_BENIGN` sentences, and around sentences of real
@@ -326,13 +319,11 @@ def vary(records: list[Record], seed: int = 13) -> list[Record]:
         >>> vary([])[:1][0]["labels"]["decision"]
         'execute'
     """
-    rng = random.Random(f"risk_context:{seed}")
     train = bases(records, ("train",))
-    fixed = _make(rng, train, TRAIN_BENIGN, PER_LANG, split=None,
+    fixed = _make(train, TRAIN_BENIGN, PER_LANG, split=None,
                   source="risk_context", tag="train")  # fmt: skip
     pools = real_benign(records)
-    rng = random.Random(f"risk_context:real:{seed}")
-    real = _make(rng, train, pools, REAL_PER_LANG, split=None,
+    real = _make(train, pools, REAL_PER_LANG, split=None,
                  source="risk_context", tag="train_real", langs=tuple(pools))  # fmt: skip
     return fixed + real
 
@@ -358,12 +349,12 @@ def real_benign(records: list[Record], per_lang: int = 400) -> dict[str, dict[st
     """
     held_out = {normalise(s) for by in EVAL_BENIGN.values() for ss in by.values() for s in ss}
     found = ordinary_sentences(records, "train", REAL_SOURCES, exclude=held_out)
-    rng = random.Random("risk_context:real_benign")
     pools: dict[str, dict[str, list[str]]] = {}
     for lang in LANGS:
         sents = found.get(lang, [])
-        if len(sents) >= 4:
-            pools[lang] = uniform_pool(rng.sample(sents, min(per_lang, len(sents))))
+        if len(sents) >= 4:  # by hash rank: a new train sentence rarely enters the pool
+            ranked = sorted(sents, key=lambda s: digest(f"risk_context:real_benign:{s}"))
+            pools[lang] = uniform_pool(sorted(ranked[:per_lang]))
     return pools
 
 
@@ -399,31 +390,10 @@ def uniform_pool(sentences: list[str]) -> dict[str, list[str]]:
     return {k: sentences for k in ("device", "chat", "request", "statement")}
 
 
-def eval_suite(records: list[Record], seed: int = 13) -> list[Record]:
+def eval_suite(records: list[Record]) -> list[Record]:
     """The eval-only suite ``risk_in_context`` from dev/test turns and held-out wrappers."""
-    rng = random.Random(f"risk_in_context:{seed}")
-    return _make(rng, bases(records, ("dev", "test")), EVAL_BENIGN, EVAL_PER_LANG,
-                 split="eval_only", source="risk_in_context", tag="eval",
-                 stable=True)  # fmt: skip
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()
-
-
-def stable_pick(cands: list[Record], n: int, salt: str) -> list[Record]:
-    """The ``n`` candidates whose ``sha1(salt + id)`` is smallest (bottom-k by hash).
-
-    Why (corpus 1.2.58): ``rng.sample`` redraws the whole set when one candidate is added,
-    so 60 authored presence rows in dev/test changed 199 of this suite's 600 turns (corpus
-    1.2.53) and no number could be compared across corpora. By hash rank, a new candidate
-    enters only if it ranks among the ``n``, displacing one turn.
-
-    Example:
-        >>> [r["id"] for r in stable_pick([{"id": "a"}, {"id": "b"}, {"id": "c"}], 2, "s")]
-        ['a', 'b']
-    """
-    return sorted(cands, key=lambda r: _digest(f"{salt}:{r['id']}"))[:n]
+    return _make(bases(records, ("dev", "test")), EVAL_BENIGN, EVAL_PER_LANG,
+                 split="eval_only", source="risk_in_context", tag="eval")  # fmt: skip
 
 
 # Crisis tails per language after a training passage (passage_tails).
@@ -445,7 +415,7 @@ def passage_tails(records: list[Record], seed: int = 13) -> list[Record]:
         >>> passage_tails([])
         []
     """
-    rng = random.Random(f"risk_context:passage_tails:{seed}")
+    salt = f"risk_context:passage_tails:{seed}"
     train = bases(records, ("train",))
     out: list[Record] = []
     for lang in LANGS:
@@ -459,13 +429,14 @@ def passage_tails(records: list[Record], seed: int = 13) -> list[Record]:
         tails = train.get((lang, "safety"), [])
         if not passages or not tails:
             continue
-        picked = rng.sample(tails, min(PASSAGE_TAILS_PER_LANG, len(tails)))
-        for k, b in enumerate(sorted(picked, key=lambda r: r["id"])):
-            p = passages[k % len(passages)]
+        for b in sorted(bottom_k(tails, PASSAGE_TAILS_PER_LANG, salt), key=lambda r: r["id"]):
+            # the passage whose pairing with this tail ranks first: a new passage takes over
+            # only the tails it wins, not every later pairing
+            p = min(passages, key=lambda p: digest(f"{salt}:{b['id']}:{p['id']}"))
             passage = p["input"]["user_message"].rsplit("\n", 1)[0].rstrip()
             out.append(
                 make_record(
-                    rid=f"risk_context:passage_tail:{lang}.{k}",
+                    rid=f"risk_context:passage_tail:{lang}.{digest(b['id'])[:12]}",
                     source="risk_context",
                     lang=lang,
                     message=f"{passage}\n\n{b['input']['user_message']}",

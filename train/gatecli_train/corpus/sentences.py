@@ -22,10 +22,10 @@ and slots are unknown. Each sentence keeps its turn's group, so it stays in its 
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 from gatecli.segments import split_segments
+from gatecli_train.corpus.draws import bottom_k
 from gatecli_train.corpus.records import make_record
 
 Record = dict[str, Any]
@@ -47,7 +47,6 @@ def vary(records: list[Record], seed: int = 13) -> list[Record]:
         >>> [(r["source"], r["input"]["user_message"]) for r in vary([base])]
         [('sentence:xpersona', 'I have two cats.'), ('sentence:xpersona', 'Do you like cats?')]
     """
-    rng = random.Random(f"sentences:{seed}")
     by_lang: dict[str, list[Record]] = {}
     for r in sorted(records, key=lambda r: r["id"]):
         if (
@@ -78,5 +77,5 @@ def vary(records: list[Record], seed: int = 13) -> list[Record]:
     out: list[Record] = []
     for lang in sorted(by_lang):
         rows = by_lang[lang]
-        out += rows if len(rows) <= PER_LANG else rng.sample(rows, PER_LANG)
+        out += rows if len(rows) <= PER_LANG else bottom_k(rows, PER_LANG, f"sentences:{seed}")
     return out

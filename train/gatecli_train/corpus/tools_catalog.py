@@ -29,8 +29,8 @@ import hashlib
 from collections import defaultdict
 from typing import Any
 
+from gatecli_train.corpus.draws import interleave
 from gatecli_train.corpus.tool_names import FAMILY
-from gatecli_train.corpus.tools_variation import interleave
 
 Record = dict[str, Any]
 PER_LANG = 120

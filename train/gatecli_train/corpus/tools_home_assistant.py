@@ -34,9 +34,9 @@ import hashlib
 from collections import defaultdict
 from typing import Any
 
+from gatecli_train.corpus.draws import interleave
 from gatecli_train.corpus.home_assistant import INTENT_EVENTS
 from gatecli_train.corpus.tools_catalog import suite_turn
-from gatecli_train.corpus.tools_variation import interleave
 
 Record = dict[str, Any]
 SUITE = "tools_home_assistant"

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gatecli.template import shares_word, tool_words
+from gatecli_train.corpus.draws import own_rng, round_robin
 from gatecli_train.corpus.tool_names import FAMILY, OTHER, SERVES
 
 # One share per event set in the round robin below. Three shares for search (corpus 1.2.42)
@@ -243,27 +244,6 @@ def serving_picks(events: list[str], message: str, split: str, rng: random.Rando
     return sorted({rng.choice(c) for c in cands})
 
 
-def _round_robin(
-    pool: list[dict[str, Any]], n: int, rng: random.Random, key: Callable[[dict[str, Any]], Any]
-) -> list[dict[str, Any]]:
-    """Up to n records, round-robin over the groups ``key`` makes (event sets, so web search
-    does not crowd out the rest; sources, so one intent set does not stand for all)."""
-    groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-    for r in sorted(pool, key=lambda r: r["id"]):
-        groups[key(r)].append(r)
-    return interleave([rng.sample(v, len(v)) for _, v in sorted(groups.items())], n)
-
-
-def interleave(queues: list[list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
-    """Up to n records, one from the end of each queue in turn (the queues are consumed)."""
-    out: list[dict[str, Any]] = []
-    while len(out) < n and any(queues):
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop())
-    return out
-
-
 def _variant(r: dict[str, Any], kind: str, tools: list[str], note: str) -> dict[str, Any]:
     v = {**r, "id": f"augmented:tools.{kind}:{r['id']}", "provenance": "augmented"}
     v["input"] = {**r["input"], "available_tools": tools}
@@ -292,12 +272,17 @@ def _long(rng: random.Random, must: list[str], message: str) -> bool:
 
 
 def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
-    """Tool-list variants of split-assigned records (see module doc); deterministic."""
+    """Tool-list variants of split-assigned records (see module doc); deterministic.
+
+    Which records are varied is a hash-ranked round-robin and each record's tool names come
+    from its own generator (:mod:`~gatecli_train.corpus.draws`), so a record added to a pool
+    changes at most the record it displaces, not every later tool list (corpus 1.2.66).
+    """
     out: list[dict[str, Any]] = []
     pools = _event_pool(records)
     for lang, n in sorted(EVENTS_N.items()):
-        rng = random.Random(f"{seed}:tools:{lang}")
-        for r in _round_robin(pools.get(lang, []), n, rng, lambda r: tuple(r["labels"]["events"])):
+        for r in round_robin(pools.get(lang, []), n, f"{seed}:tools:{lang}", _events):
+            rng = own_rng(f"{seed}:tools", r["id"])
             ev, msg, split = r["labels"]["events"], r["input"]["user_message"], r["split"]
             cands = [serving(e, msg, split) for e in ev]
             if not all(cands):
@@ -313,14 +298,14 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
             out.append(missing)
     plain = _plain_pool(records)
     for lang, n in sorted(PLAIN_N.items()):
-        rng = random.Random(f"{seed}:plain:{lang}")
-        for r in _round_robin(plain.get(lang, []), n, rng, lambda r: r["source"]):
+        for r in round_robin(plain.get(lang, []), n, f"{seed}:plain:{lang}", _source):
+            rng = own_rng(f"{seed}:plain", r["id"])
             tools = _pick(rng, [], unrelated([], r["split"]), rng.random() < LONG_SHARE)
             out.append(_variant(r, "plain", tools, "no tool needed, unrelated tools offered"))
     asks = _ask_pool(records)
     for lang, n in sorted(ASK_N.items()):
-        rng = random.Random(f"{seed}:ask:{lang}")
-        for r in _round_robin(asks.get(lang, []), n, rng, lambda r: r["source"]):
+        for r in round_robin(asks.get(lang, []), n, f"{seed}:ask:{lang}", _source):
+            rng = own_rng(f"{seed}:ask", r["id"])
             msg, split = r["input"]["user_message"], r["split"]
             events = ask_events(r["labels"]["missing_slots"])
             must = serving_picks(events, msg, split, rng)
@@ -331,3 +316,11 @@ def vary(records: list[dict[str, Any]], seed: int = 11) -> list[dict[str, Any]]:
             note = f"a tool does not supply the missing detail; offered: {', '.join(must)}"
             out.append(_variant(r, "ask", tools, note))
     return out
+
+
+def _events(r: dict[str, Any]) -> tuple[str, ...]:
+    return tuple(r["labels"]["events"])
+
+
+def _source(r: dict[str, Any]) -> str:
+    return str(r["source"])
