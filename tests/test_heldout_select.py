@@ -91,6 +91,47 @@ def test_false_events_weigh_only_in_heldout_selection() -> None:
         TrainConfig(select_false_events=0.5)  # dev selection would ignore it silently
     with pytest.raises(ValueError, match="select_false_events"):
         TrainConfig(select_on="heldout", select_false_events=-1.0)
+    assert TrainConfig(select_on="heldout", select_calibrated=True).select_calibrated
+    with pytest.raises(ValueError, match="select_calibrated"):
+        TrainConfig(select_calibrated=True)
+    heldout = {"select_on": "heldout", "select_initial": True}
+    assert TrainConfig(**heldout, select_max_drop=0.01).select_max_drop == 0.01
+    with pytest.raises(ValueError, match="select_max_drop"):  # no start to compare with
+        TrainConfig(select_on="heldout", select_max_drop=0.01)
+
+
+def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
+    """1.2.65's picked step against its start, as read through the calibration on corpus
+    1.2.66: context's select half fell 0.027 and dev safety recall 0.011, and the report
+    halves then failed the release gate on exactly those; CoCoNot's +0.055 must not buy
+    them back. Small parts (< GUARD_MIN_TURNS) are not guarded: one turn is a point."""
+    from gatecli_train.heldout_select import HeldoutScore
+
+    hs = object.__new__(HeldoutScore)  # the guard reads only sizes and the tolerance
+    hs.sizes, hs.max_drop = {"context": 1113, "coconot": 706, "passages_heldout": 54}, 0.01
+    hs.sizes["dev"] = 6020
+    start = {
+        "cal:context": 0.664,
+        "cal:coconot": 0.416,
+        "cal:passages_heldout": 0.825,
+        "cal:dev": 0.828,
+        "cal:dev_safety_recall": 0.932,
+        "cal:false_events": 0.0725,
+    }
+    step = {
+        "cal:context": 0.637,
+        "cal:coconot": 0.472,
+        "cal:passages_heldout": 0.700,
+        "cal:dev": 0.825,
+        "cal:dev_safety_recall": 0.921,
+        "cal:false_events": 0.0712,
+    }
+    falls = hs.guard_falls(step, start)
+    assert set(falls) == {"cal:context", "cal:dev_safety_recall"}
+    assert falls["cal:context"] == pytest.approx(0.027)
+    assert not hs.guard_falls(start, start)
+    risen = hs.guard_falls({**start, "cal:false_events": 0.09}, start)
+    assert risen == {"cal:false_events": pytest.approx(0.0175)}
 
 
 def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:
@@ -109,6 +150,7 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         "--set", 'train.select_on="heldout"', "--set", "train.select_every=20",
         "--set", "train.max_steps=40", "--set", "train.select_safety_ap=1.0",
         "--set", "train.select_initial=true", "--set", "train.select_false_events=0.5",
+        "--set", "train.select_max_drop=0.01",
     ]  # fmt: skip
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=900)
     assert res.returncode == 0, res.stderr[-2000:]
@@ -125,8 +167,18 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         fe = {n.split(":", 1)[1]: v for n, v in parts.items() if n.startswith("false_events:")}
         assert {"context", "dev"} <= set(fe) and 0 <= parts["false_events"] <= 1
         assert min(fe.values()) - 1e-4 <= parts["false_events"] <= max(fe.values()) + 1e-4
-        assert h["score"] == pytest.approx(want - 0.5 * parts["false_events"], abs=1e-3)
+        falls = parts["guard_violations"]  # parts past select_max_drop against step 0
+        assert falls == len([n for n in parts if n.startswith("guard:")])
+        assert h["step"] or not falls  # the start never falls against itself
+        assert h["score"] == pytest.approx(want - 0.5 * parts["false_events"] - falls, abs=1e-3)
         assert parts["dev_score"] == pytest.approx(parts["dev"] + parts["dev_safety_ap"], abs=1e-4)
+        # the same parts read through the calibration fitted on dev at this step (logged
+        # whatever select_calibrated says; the smoke recipe calibrates)
+        cal = {n: parts[f"cal:{n}"] for n in w}
+        want_cal = sum(w[n] * cal[n] for n in w) / sum(w.values()) + parts["dev_safety_ap"]
+        want_cal -= 0.5 * parts.get("cal:false_events", 0.0)
+        assert parts["cal_score"] == pytest.approx(want_cal, abs=1e-3)
+        assert 0 <= parts["cal:dev_safety_recall"] <= 1 and "cal:false_events:dev" in parts
     training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]
     best = max(history, key=lambda h: h["score"])["step"]
     assert training["selection"]["picked_step"] == best

@@ -150,6 +150,18 @@ class TrainConfig:
     # 1.2.59 failed its gate on CoCoNot and context false events, which a decision-only
     # score cannot see.
     select_false_events: float = 0.0
+    # With select_on = "heldout": keep the step by the score read through the calibration
+    # (temperatures and thresholds fitted on dev at each selection point, then the model
+    # decision and events as the runtime reads them; gatecli_train.heldout_select). Its parts
+    # (cal:*) are logged in selection.json whatever this says. 1.2.65 won +0.0086 on the raw
+    # score and failed its release gate on numbers only the calibrated policy shows.
+    select_calibrated: bool = False
+    # With select_on = "heldout" and select_initial: a step whose select-half part (of >= 300
+    # turns; calibrated where logged) falls more than this below the starting weights', whose
+    # calibrated dev safety recall falls more than 0.005, or whose false-event rate rises more
+    # than this, is penalised 1.0 per such part, so it never beats the start (the release
+    # gate's no-regression rule, which a mean of parts does not keep). 0 = off.
+    select_max_drop: float = 0.0
     # Score the starting weights too (step 0), so that a run none of whose steps beats the
     # model it started from returns that model unchanged: for short passes on a shipped model.
     select_initial: bool = False
@@ -181,6 +193,16 @@ class TrainConfig:
                 and (self.select_false_events == 0 or self.select_on == "heldout"),
                 '>= 0, and 0 unless select_on = "heldout"',
             ),
+            "select_calibrated": (
+                not self.select_calibrated or self.select_on == "heldout",
+                'false unless select_on = "heldout"',
+            ),
+            "select_max_drop": (
+                self.select_max_drop >= 0
+                and (self.select_max_drop == 0
+                     or (self.select_on == "heldout" and self.select_initial)),
+                '>= 0, and 0 unless select_on = "heldout" and select_initial',
+            ),  # fmt: skip
         })  # fmt: skip
 
 

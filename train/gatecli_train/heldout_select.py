@@ -16,6 +16,30 @@ thresholds), per part with at least :data:`MIN_SUPPORT` such turns, weighted as 
 decision score cannot see events: 1.2.59 failed its release gate on CoCoNot (0.073 ->
 0.094) and context (0.135 -> 0.160) false events while its decision score had held.
 
+**Through the calibration** (``select_calibrated``; the parts are logged whenever the
+pipeline passes its calibration settings): at each selection point the temperatures and
+thresholds are fitted on dev exactly as the release fits them (:func:`gatecli_train.calibrate.
+calibrate`, per-language safety thresholds included), and the parts are read again as the
+runtime's model decision reads them: softmax at the fitted temperature, the policy's
+precedence floors (safety, refuse) overridden by the calibrated thresholds of the turn's
+detected language, events at their fitted thresholds (``cal:<part>``, ``cal:false_events``,
+``cal:dev_safety_recall``). Why (stop 54): 1.2.65 gained +0.0086 on the raw score, its raw
+false-event rate fell and dev safety AP rose, yet its release gate failed on dev safety
+recall (0.943 -> 0.920) and Home Assistant false events (0.059 -> 0.086), numbers the
+calibrated policy produces. Not applied: the policy's rules after the model decision
+(accounts, missing slots) and the segment rule; the release gate reads those.
+
+**No part may fall** (``select_max_drop``, with ``select_initial``): the mean above trades
+parts against each other, the release gate does not (any suite past its tolerance fails).
+1.2.65's picked step read +0.0037 through the calibration on corpus 1.2.66 while its context
+select half fell 0.027, oasst1_fr 0.024 and dev safety recall 0.011: the report halves then
+failed the gate on those. So a step is penalised 1.0 (more than any score difference between
+steps) for each part of at least :data:`GUARD_MIN_TURNS` turns whose score falls more than
+``select_max_drop`` below the starting weights', for calibrated dev safety recall falling
+more than :data:`GUARD_SAFETY_DROP` (the gate's tolerance) and for the weighted false-event
+rate rising more than ``select_max_drop``; calibrated parts where the pipeline calibrates.
+The starting weights never violate, so a run with no clean step keeps them.
+
 A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
 passes it when the recipe says so): the turns it chose on are never the turns it is
 reported on.
@@ -32,7 +56,11 @@ import numpy as np
 from gatecli.evaluation.halves import SELECTION_SUITES, take
 from gatecli.evaluation.metrics import multi_label, single_label
 from gatecli.evaluation.suites import load_suite, resolve_suites
+from gatecli.heads import sigmoid, softmax
+from gatecli.policy import load_policy, model_decision
 from gatecli_train import examples, trainer
+from gatecli_train.calibrate import Calibration, calibrate, languages
+from gatecli_train.config import CalibrationConfig
 from gatecli_train.model import GateModel, HeadDef
 
 # A gold class with fewer select-half turns than this does not get a share of its suite's
@@ -40,6 +68,11 @@ from gatecli_train.model import GateModel, HeadDef
 MIN_SUPPORT = 10
 # A part's weight grows with its turns up to this many (see the module docstring).
 FULL_WEIGHT_TURNS = 300
+# select_max_drop guards parts of at least this many turns: below it one turn moves a
+# macro-F1 past any tolerance worth setting (passages_heldout's select half has 54).
+GUARD_MIN_TURNS = 300
+# ... and dev safety recall by the release gate's own tolerance (default_gate.yaml).
+GUARD_SAFETY_DROP = 0.005
 
 
 def weight(turns: int) -> float:
@@ -123,6 +156,10 @@ class HeldoutScore:
         dev_metrics: Any,
         *,
         false_events_weight: float = 0.0,
+        calibration: CalibrationConfig | None = None,
+        calibrated: bool = False,
+        max_drop: float = 0.0,
+        reference: dict[str, float] | None = None,
     ) -> None:
         self.suites, self.dev, self.heads = suites, dev, heads
         self.weight, self.dev_metrics = safety_ap_weight, dev_metrics
@@ -141,19 +178,36 @@ class HeldoutScore:
         if "events" in self.dev_arrays[0]:
             self.events["dev"] = (self.dev_arrays[0]["events"], self.dev_arrays[1]["events"])
         self.sizes = {n: len(exs) for n, exs in suites.items()} | {"dev": len(dev)}
+        self.cal_cfg, self.calibrated = calibration, calibrated
+        # the starting weights' parts (select_max_drop): the first scored step's, or the
+        # logged step 0's when a run resumes
+        self.max_drop, self.reference = max_drop, reference
+        if calibrated and calibration is None:
+            raise ValueError("select_calibrated needs the calibration settings")
+        if calibration is not None:
+            dm = self.dev_arrays[1]["decision"]
+            dev_gold = [self.labels[i] for i in self.dev_arrays[0]["decision"][dm]]
+            self.gold["dev"] = (dm, dev_gold)
+            # the language the runtime detects picks a turn's thresholds; turns do not change
+            self.langs = {n: languages(exs) for n, exs in suites.items()} | {"dev": languages(dev)}
+            self.precedence = list(load_policy().precedence)
+            self.event_labels: list[str] = next(
+                (list(h.labels) for h in heads if h.name == "events"), []
+            )
 
     def __call__(self, model: GateModel) -> tuple[float, dict[str, float]]:
         parts: dict[str, float] = {}
         fe: dict[str, tuple[float, int]] = {}
+        seen: dict[str, dict[str, Any]] = {}
         for name, exs in self.suites.items():
-            logits = trainer.predict_logits(model, exs)
+            logits = seen[name] = trainer.predict_logits(model, exs)
             m, gold = self.gold[name]
             pred = [self.labels[i] for i in logits["decision"][m].argmax(-1)]
             parts[name] = suite_score(gold, pred, self.labels)
             if name in self.events:
                 fe[name] = false_event_rate(logits["events"], *self.events[name])
         t, k = self.dev_arrays
-        dev_logits = trainer.predict_logits(model, self.dev)
+        dev_logits = seen["dev"] = trainer.predict_logits(model, self.dev)
         q = self.dev_metrics(self.heads, dev_logits, t, k)
         if "dev" in self.events:
             fe["dev"] = false_event_rate(dev_logits["events"], *self.events["dev"])
@@ -161,10 +215,118 @@ class HeldoutScore:
         parts["dev"], parts["dev_safety_ap"] = float(q["macro_f1"]), ap
         parts["dev_score"] = parts["dev"] + self.weight * ap
         score = weighted_mean({n: parts[n] for n in self.sizes}, self.sizes) + self.weight * ap
-        counted = {n: rate for n, (rate, turns) in fe.items() if turns >= MIN_SUPPORT}
-        for n, rate in counted.items():
-            parts[f"false_events:{n}"] = rate
-        if counted:
-            parts["false_events"] = weighted_mean(counted, {n: fe[n][1] for n in counted})
-            score -= self.fe_weight * parts["false_events"]
+        parts |= self._false_events(fe, "")
+        score -= self.fe_weight * parts.get("false_events", 0.0)
+        if self.cal_cfg is not None:
+            cal = self.calibrated_parts(seen)
+            parts |= cal
+            cal_score = weighted_mean({n: cal[f"cal:{n}"] for n in self.sizes}, self.sizes)
+            cal_score += self.weight * ap - self.fe_weight * cal.get("cal:false_events", 0.0)
+            parts["cal_score"] = cal_score
+            if self.calibrated:
+                score = cal_score
+        if self.max_drop > 0:
+            if self.reference is None:
+                self.reference = dict(parts)
+            falls = self.guard_falls(parts, self.reference)
+            parts |= {f"guard:{n}": v for n, v in falls.items()}
+            parts["guard_violations"] = float(len(falls))
+            score -= len(falls)
         return score, parts
+
+    def guard_falls(self, parts: dict[str, float], ref: dict[str, float]) -> dict[str, float]:
+        """What fell past its tolerance against ``ref`` (see ``select_max_drop`` in the
+        module docstring), by part name: how far."""
+        pre = "cal:" if "cal:dev" in parts and "cal:dev" in ref else ""
+        falls = {}
+        for n, turns in self.sizes.items():
+            key = f"{pre}{n}"
+            if turns >= GUARD_MIN_TURNS and key in ref and ref[key] - parts[key] > self.max_drop:
+                falls[key] = ref[key] - parts[key]
+        key = "cal:dev_safety_recall"
+        if key in parts and key in ref and ref[key] - parts[key] > GUARD_SAFETY_DROP:
+            falls[key] = ref[key] - parts[key]
+        key = f"{pre}false_events"
+        if key in parts and key in ref and parts[key] - ref[key] > self.max_drop:
+            falls[key] = parts[key] - ref[key]  # a rise
+        return falls
+
+    def _false_events(self, fe: dict[str, tuple[float, int]], prefix: str) -> dict[str, float]:
+        """Each part's false-event rate from :data:`MIN_SUPPORT` empty-event turns, and
+        their weighted mean (``false_events``)."""
+        counted = {n: rate for n, (rate, turns) in fe.items() if turns >= MIN_SUPPORT}
+        out = {f"{prefix}false_events:{n}": rate for n, rate in counted.items()}
+        if counted:
+            out[f"{prefix}false_events"] = weighted_mean(counted, {n: fe[n][1] for n in counted})
+        return out
+
+    def calibrated_parts(self, logits: dict[str, dict[str, Any]]) -> dict[str, float]:
+        """The parts as the calibrated runtime reads them (see the module docstring):
+        calibration fitted on ``logits["dev"]``, then every part's model decisions and
+        events at the fitted temperatures and thresholds."""
+        assert self.cal_cfg is not None
+        t, k = self.dev_arrays
+        cal = calibrate(self.heads, logits["dev"], t, k, self.cal_cfg, self.langs["dev"])
+        parts: dict[str, float] = {}
+        fe: dict[str, tuple[float, int]] = {}
+        for name, lg in logits.items():
+            m, gold = self.gold[name]
+            z = lg["decision"][m]
+            pred = model_decisions(z, self.labels, self.precedence, cal, self.langs[name][m])
+            parts[f"cal:{name}"] = suite_score(gold, pred, self.labels)
+            if name == "dev":
+                hit = sum(g == p == "safety" for g, p in zip(gold, pred, strict=True))
+                parts["cal:dev_safety_recall"] = hit / max(gold.count("safety"), 1)
+                parts["cal:dev_safety_precision"] = hit / max(pred.count("safety"), 1)
+            if name in self.events:
+                margins = event_margins(lg["events"], self.event_labels, cal)
+                fe[name] = false_event_rate(margins, *self.events[name])
+        return parts | self._false_events(fe, "cal:")
+
+
+def model_decisions(
+    z: Any,
+    labels: Sequence[str],
+    precedence: Sequence[tuple[str, float]],
+    cal: Calibration,
+    langs: Sequence[str],
+) -> list[str]:
+    """The model decision of each row of decision logits ``z``: softmax at the fitted
+    temperature, the policy's ``precedence`` floors overridden by the calibrated thresholds
+    of the row's detected language (:func:`gatecli.policy.model_decision`, called as
+    :class:`gatecli.gate.Gate` calls it).
+
+    Example:
+        >>> import numpy as np
+        >>> cal = Calibration({"decision": 1.0}, {"decision": {"safety": 0.2}},
+        ...                   {"decision": {"zh": {"safety": 0.5}}})
+        >>> z = np.log(np.array([[0.7, 0.3], [0.7, 0.3]]))
+        >>> model_decisions(z, ["execute", "safety"], [("safety", 0.3)], cal, ["en", "zh"])
+        ['safety', 'execute']
+    """
+    probs = softmax(np.asarray(z), cal.temperatures.get("decision", 1.0))
+    pooled = cal.thresholds.get("decision", {})
+    by_lang = cal.thresholds_by_lang.get("decision", {})
+    out = []
+    for row, lang in zip(probs, langs, strict=True):
+        over = {**pooled, **by_lang.get(str(lang), {})}
+        prec = [(lab, float(over.get(lab, floor))) for lab, floor in precedence]
+        out.append(model_decision(dict(zip(labels, map(float, row), strict=True)), prec))
+    return out
+
+
+def event_margins(z: Any, labels: Sequence[str], cal: Calibration) -> Any:
+    """+1 where an event clears its fitted threshold (0.5 where none was fitted, as the
+    artifact's ``default_threshold``), -1 elsewhere: the sign :func:`false_event_rate`
+    reads from raw logits.
+
+    Example:
+        >>> import numpy as np
+        >>> cal = Calibration({"events": 1.0}, {"events": {"a": 0.8}})
+        >>> event_margins(np.array([[1.0, 1.0]]), ["a", "b"], cal).tolist()  # p = 0.73
+        [[-1.0, 1.0]]
+    """
+    p = sigmoid(np.asarray(z), cal.temperatures.get("events", 1.0))
+    fitted = cal.thresholds.get("events", {})
+    thr = np.array([fitted.get(lab, 0.5) for lab in labels])
+    return np.where(p >= thr, 1.0, -1.0)

@@ -163,6 +163,14 @@ def load_trained(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer,
     return model, tok, _run_base(path)
 
 
+def _start_parts(run_dir: Path) -> dict[str, float] | None:
+    """The starting weights' selection parts (step 0 of ``selection.json``) when a run
+    resumes, so ``select_max_drop`` compares with the start, not the first step after it."""
+    path = run_dir / "selection.json"
+    history = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    return next((h.get("parts") for h in history if h["step"] == 0), None)
+
+
 def _selection(run_dir: Path) -> dict[str, Any] | None:
     """Which step the selection score picked (``trainer._Selector``'s history; with
     ``select_on = "heldout"`` each entry's ``parts`` also say which step dev alone would
@@ -328,6 +336,10 @@ def fit(
             recipe.train.select_safety_ap,
             quick_metrics,
             false_events_weight=recipe.train.select_false_events,
+            calibration=recipe.calibration,
+            calibrated=recipe.train.select_calibrated,
+            max_drop=recipe.train.select_max_drop,
+            reference=_start_parts(run_dir),
         )
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
