@@ -117,8 +117,9 @@ def test_alias_variants_keep_labels_and_splits() -> None:
              accounts=["qq_mail", "spotify"], split="test"),
         _rec("d", "tweet that we're live", "connect", ["social.post"], accounts=["gmail"]),
     ]  # fmt: skip
-    by = {r["id"]: r for r in bases}
-    out = context.alias_variants(bases * 30, n=200)
+    many = [dict(r, id=f"{r['id']}.{i}") for i in range(30) for r in bases]
+    by = {r["id"]: r for r in many}
+    out = context.alias_variants(many, n=200)
     kinds = {context._kind(v) for v in out}
     assert {"alias.system_name", "alias.other_form", "alias.extra_unrelated",
             "alias.other_system"} <= kinds  # fmt: skip

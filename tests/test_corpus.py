@@ -69,17 +69,25 @@ def _records_by_id(folder: Path) -> dict[str, dict]:
 
 
 @pytest.mark.slow
-def test_added_authored_file_changes_only_what_it_displaces(tmp_path: Path) -> None:
+def test_added_authored_rows_change_only_what_they_displace(tmp_path: Path) -> None:
     """Corpus 1.2.66: 388 authored privacy rows changed 11,284 unrelated train records and
     970 of the invariance suite's turns, because every augmentation drew from one stream per
     language. Now draws are hash-ranked and per-record (gatecli_train.corpus.draws): no
-    record present in both builds may differ, and each added record displaces at most one."""
+    record present in both builds may differ, and each added record displaces at most one.
+    Grown here: a new file (privacy), and more rows of the files whose rows are partners of
+    other records (follow-ups before a crisis, closings after one, passages before a crisis
+    tail, crisis turns, ordinary sentences that wrap risky turns)."""
     authored = Path("data/authored")
     base, grown = tmp_path / "base", tmp_path / "grown"
-    for d in (base, grown):
+    whole = ("pairs.en", "ask.fr", "crisis.zh", "harmq.en", "events.zh")
+    partial = ("followups.en", "closings.en", "passages.en", "crisis.en", "longreq.en")
+    for d, k in ((base, 40), (grown, 60)):
         d.mkdir()
-        for name in ("pairs.en", "ask.fr", "followups.en", "crisis.zh", "harmq.en", "events.zh"):
+        for name in whole:
             (d / f"{name}.jsonl").write_bytes((authored / f"{name}.jsonl").read_bytes())
+        for name in partial:  # the grown build has 20 more rows of each
+            lines = (authored / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+            (d / f"{name}.jsonl").write_text("\n".join(lines[:k]) + "\n", encoding="utf-8")
     (grown / "privacy.en.jsonl").write_bytes((authored / "privacy.en.jsonl").read_bytes())
     build(RAW, tmp_path / "a", limit_per_source=60, authored_dir=base)
     build(RAW, tmp_path / "b", limit_per_source=60, authored_dir=grown)
@@ -87,7 +95,7 @@ def test_added_authored_file_changes_only_what_it_displaces(tmp_path: Path) -> N
     changed = [k for k in a if k in b and a[k] != b[k]]
     removed, added = set(a) - set(b), set(b) - set(a)
     assert not changed, changed[:5]
-    assert any("privacy" in k for k in added)
+    assert any("privacy" in k for k in added) and any("followups.en" in k for k in added)
     assert len(removed) <= len(added), sorted(removed)[:5]
 
 

@@ -91,13 +91,16 @@ def test_false_events_weigh_only_in_heldout_selection() -> None:
         TrainConfig(select_false_events=0.5)  # dev selection would ignore it silently
     with pytest.raises(ValueError, match="select_false_events"):
         TrainConfig(select_on="heldout", select_false_events=-1.0)
-    assert TrainConfig(select_on="heldout", select_calibrated=True).select_calibrated
+    on = {"select_on": "heldout", "select_every": 10}
+    assert TrainConfig(**on, select_calibrated=True).select_calibrated
     with pytest.raises(ValueError, match="select_calibrated"):
         TrainConfig(select_calibrated=True)
     heldout = {"select_on": "heldout", "select_initial": True}
-    assert TrainConfig(**heldout, select_max_drop=0.01).select_max_drop == 0.01
+    assert TrainConfig(**heldout, select_every=10, select_max_drop=0.01).select_max_drop == 0.01
     with pytest.raises(ValueError, match="select_max_drop"):  # no start to compare with
         TrainConfig(select_on="heldout", select_max_drop=0.01)
+    with pytest.raises(ValueError, match="select_max_drop"):  # no selection runs at all
+        TrainConfig(**heldout, select_max_drop=0.01)
 
 
 def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
@@ -110,28 +113,19 @@ def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
     hs = object.__new__(HeldoutScore)  # the guard reads only sizes and the tolerance
     hs.sizes, hs.max_drop = {"context": 1113, "coconot": 706, "passages_heldout": 54}, 0.01
     hs.sizes["dev"] = 6020
-    start = {
-        "cal:context": 0.664,
-        "cal:coconot": 0.416,
-        "cal:passages_heldout": 0.825,
-        "cal:dev": 0.828,
-        "cal:dev_safety_recall": 0.932,
-        "cal:false_events": 0.0725,
-    }
-    step = {
-        "cal:context": 0.637,
-        "cal:coconot": 0.472,
-        "cal:passages_heldout": 0.700,
-        "cal:dev": 0.825,
-        "cal:dev_safety_recall": 0.921,
-        "cal:false_events": 0.0712,
-    }
+    fe = {"cal:false_events:home_assistant": 0.077, "cal:empty_turns:home_assistant": 500.0,
+          "cal:false_events:xstest": 0.0, "cal:empty_turns:xstest": 60.0}  # fmt: skip
+    start = {"cal:context": 0.664, "cal:coconot": 0.416, "cal:passages_heldout": 0.825,
+             "cal:dev": 0.828, "cal:dev_safety_recall": 0.932, **fe}  # fmt: skip
+    step = {"cal:context": 0.637, "cal:coconot": 0.472, "cal:passages_heldout": 0.700,
+            "cal:dev": 0.825, "cal:dev_safety_recall": 0.921, **fe}  # fmt: skip
     falls = hs.guard_falls(step, start)
     assert set(falls) == {"cal:context", "cal:dev_safety_recall"}
     assert falls["cal:context"] == pytest.approx(0.027)
     assert not hs.guard_falls(start, start)
-    risen = hs.guard_falls({**start, "cal:false_events": 0.09}, start)
-    assert risen == {"cal:false_events": pytest.approx(0.0175)}
+    # a suite's false events as the gate counts them: from 100 empty-event turns
+    risen = {**start, "cal:false_events:home_assistant": 0.09, "cal:false_events:xstest": 0.05}
+    assert hs.guard_falls(risen, start) == {"cal:false_events:home_assistant": pytest.approx(0.013)}
 
 
 def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:

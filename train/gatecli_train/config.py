@@ -194,14 +194,16 @@ class TrainConfig:
                 '>= 0, and 0 unless select_on = "heldout"',
             ),
             "select_calibrated": (
-                not self.select_calibrated or self.select_on == "heldout",
-                'false unless select_on = "heldout"',
+                not self.select_calibrated
+                or (self.select_on == "heldout" and self.select_every > 0),
+                'false unless select_on = "heldout" and select_every > 0',
             ),
             "select_max_drop": (
                 self.select_max_drop >= 0
                 and (self.select_max_drop == 0
-                     or (self.select_on == "heldout" and self.select_initial)),
-                '>= 0, and 0 unless select_on = "heldout" and select_initial',
+                     or (self.select_on == "heldout" and self.select_initial
+                         and self.select_every > 0)),
+                '>= 0, and 0 unless select_on = "heldout", select_initial and select_every > 0',
             ),  # fmt: skip
         })  # fmt: skip
 

@@ -32,13 +32,16 @@ calibrated policy produces. Not applied: the policy's rules after the model deci
 **No part may fall** (``select_max_drop``, with ``select_initial``): the mean above trades
 parts against each other, the release gate does not (any suite past its tolerance fails).
 1.2.65's picked step read +0.0037 through the calibration on corpus 1.2.66 while its context
-select half fell 0.027, oasst1_fr 0.024 and dev safety recall 0.011: the report halves then
-failed the gate on those. So a step is penalised 1.0 (more than any score difference between
-steps) for each part of at least :data:`GUARD_MIN_TURNS` turns whose score falls more than
+select half fell 0.027 and dev safety recall 0.011: the report halves then failed the gate on
+those. So a step is penalised 1.0 (more than any score difference between steps) for each
+part of at least :data:`GUARD_MIN_TURNS` turns whose score falls more than
 ``select_max_drop`` below the starting weights', for calibrated dev safety recall falling
-more than :data:`GUARD_SAFETY_DROP` (the gate's tolerance) and for the weighted false-event
-rate rising more than ``select_max_drop``; calibrated parts where the pipeline calibrates.
-The starting weights never violate, so a run with no clean step keeps them.
+more than :data:`GUARD_SAFETY_DROP` (the gate's tolerance), and for each part's false-event
+rate (from :data:`GUARD_MIN_EMPTY` empty-event turns, as the gate counts it) rising more
+than ``select_max_drop``; calibrated parts where the pipeline calibrates. Smaller parts
+(oasst1_fr's 186 select turns fell 0.024 too) are not guarded: there one turn is about a
+point, and the gate itself excuses such moves by its bootstrap. The starting weights never
+violate, so a run with no clean step keeps them.
 
 A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
 passes it when the recipe says so): the turns it chose on are never the turns it is
@@ -73,6 +76,8 @@ FULL_WEIGHT_TURNS = 300
 GUARD_MIN_TURNS = 300
 # ... and dev safety recall by the release gate's own tolerance (default_gate.yaml).
 GUARD_SAFETY_DROP = 0.005
+# ... and a part's false-event rate from this many empty-event turns (the gate's min_support).
+GUARD_MIN_EMPTY = 100
 
 
 def weight(turns: int) -> float:
@@ -238,17 +243,20 @@ class HeldoutScore:
         """What fell past its tolerance against ``ref`` (see ``select_max_drop`` in the
         module docstring), by part name: how far."""
         pre = "cal:" if "cal:dev" in parts and "cal:dev" in ref else ""
-        falls = {}
-        for n, turns in self.sizes.items():
+        falls: dict[str, float] = {}
+        for n, size in self.sizes.items():
             key = f"{pre}{n}"
-            if turns >= GUARD_MIN_TURNS and key in ref and ref[key] - parts[key] > self.max_drop:
+            if size >= GUARD_MIN_TURNS and key in ref and ref[key] - parts[key] > self.max_drop:
                 falls[key] = ref[key] - parts[key]
         key = "cal:dev_safety_recall"
         if key in parts and key in ref and ref[key] - parts[key] > GUARD_SAFETY_DROP:
             falls[key] = ref[key] - parts[key]
-        key = f"{pre}false_events"
-        if key in parts and key in ref and parts[key] - ref[key] > self.max_drop:
-            falls[key] = parts[key] - ref[key]  # a rise
+        for key, rate in parts.items():
+            if not key.startswith(f"{pre}false_events:") or key not in ref:
+                continue
+            empty = parts.get(key.replace("false_events:", "empty_turns:", 1), 0.0)
+            if empty >= GUARD_MIN_EMPTY and rate - ref[key] > self.max_drop:
+                falls[key] = rate - ref[key]  # a rise
         return falls
 
     def _false_events(self, fe: dict[str, tuple[float, int]], prefix: str) -> dict[str, float]:
@@ -256,6 +264,7 @@ class HeldoutScore:
         their weighted mean (``false_events``)."""
         counted = {n: rate for n, (rate, turns) in fe.items() if turns >= MIN_SUPPORT}
         out = {f"{prefix}false_events:{n}": rate for n, rate in counted.items()}
+        out |= {f"{prefix}empty_turns:{n}": float(fe[n][1]) for n in counted}
         if counted:
             out[f"{prefix}false_events"] = weighted_mean(counted, {n: fe[n][1] for n in counted})
         return out

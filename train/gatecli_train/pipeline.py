@@ -163,12 +163,22 @@ def load_trained(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer,
     return model, tok, _run_base(path)
 
 
-def _start_parts(run_dir: Path) -> dict[str, float] | None:
+def _start_parts(run_dir: Path, max_drop: float) -> dict[str, float] | None:
     """The starting weights' selection parts (step 0 of ``selection.json``) when a run
-    resumes, so ``select_max_drop`` compares with the start, not the first step after it."""
+    resumes, so ``select_max_drop`` compares with the start, not the first step after it.
+    A resumed guarded run without them (or with step 0 scored before the calibrated parts
+    were logged) is an error: its first step after the resume would become the start."""
     path = run_dir / "selection.json"
-    history = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-    return next((h.get("parts") for h in history if h["step"] == 0), None)
+    if max_drop <= 0 or not path.exists():
+        return None
+    history = json.loads(path.read_text(encoding="utf-8"))
+    start = next((h.get("parts") for h in history if h["step"] == 0), None)
+    if history and (not start or "cal:dev" not in start):
+        raise ValueError(
+            f"{path}: resuming a run with select_max_drop, but step 0 was not scored with the "
+            "calibrated parts; start the run again in a new run folder"
+        )
+    return start
 
 
 def _selection(run_dir: Path) -> dict[str, Any] | None:
@@ -339,7 +349,7 @@ def fit(
             calibration=recipe.calibration,
             calibrated=recipe.train.select_calibrated,
             max_drop=recipe.train.select_max_drop,
-            reference=_start_parts(run_dir),
+            reference=_start_parts(run_dir, recipe.train.select_max_drop),
         )
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,

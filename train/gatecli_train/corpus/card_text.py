@@ -644,14 +644,19 @@ Draws that hold still (corpus 1.2.66, `draws.py`): which records a rule takes (t
 variants, invariance variants, risk-in-text wrappers, passage tails, account spellings, slot
 answers, risk across turns, sentences) is a hash rank of their ids, and how a record is varied
 (tool names and their spellings, wrappers, greetings, earlier turns) comes from a generator
-seeded by its own id; a choice among pooled records is the one whose pairing hashes lowest.
-Before, each rule drew from one generator per language, so one added row shifted every later
-draw: adding the 388 privacy rows of corpus 1.2.63 changed 11,284 unrelated train records,
-556 test records, 970 of the invariance suite's turns and 68 of the context suite's. Rebuilt
-with and without those rows under the new draws, no record present in both builds differs; 181
-leave and 54 enter besides the privacy rows' own (each displaced by a new one). This build
-redraws every augmentation once (ids of risk-in-text and passage-tail turns now name their
-base's hash, not a position). Still positional: the wrapper augmentation above (its bases are
+seeded by its own id; a choice among pooled records is the one whose pairing hashes lowest
+(an account spelling's kind: weighted by how rare the kind is, not by a running count), and
+a turn built from a partner record or from the pool of real sentences names it in its id
+(`risk.after_benign.<hash>`, `risk.thanks_after_safety.<k>.<hash>`, passage tails, the
+`train_real` wrappers, each of which draws from its own 8 sentences of the pool), so a new
+partner makes a new record instead of editing one under an old id. Before, each rule drew
+from one generator per language, so one added row shifted every later draw: adding the 388
+privacy rows of corpus 1.2.63 changed 11,284 unrelated train records, 556 test records, 970
+of the invariance suite's turns and 68 of the context suite's. Rebuilt with and without those
+rows under the new draws, no record present in both builds differs; 182 leave and 54 enter
+besides the privacy rows' own (each displaced by a new one; `test_corpus` checks the same on
+a small build grown by a new file and by rows of the partner files). This build redraws
+every augmentation once. Still positional: the wrapper augmentation above (its bases are
 mapped records only, which authored files do not change).
 
 ## Splits, dedup, leakage

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from gatecli.catalog import Catalog
@@ -35,7 +35,15 @@ from gatecli_train.corpus.context_text import (
     UNRELATED_ACCOUNTS,
     question_for,
 )
-from gatecli_train.corpus.draws import bottom_k, digest, own_rng, pick, ranked
+from gatecli_train.corpus.draws import (
+    bottom_k,
+    digest,
+    interleave,
+    own_rng,
+    pick,
+    ranked,
+    weighted_pick,
+)
 from gatecli_train.corpus.records import event_requires, normalise
 
 Record = dict[str, Any]
@@ -154,17 +162,17 @@ def alias_variants(records: list[Record], n: int = ALIAS_N, seed: int = 12) -> l
             pools[(r["lang"], lab["decision"])].append(r)
     salt = f"{seed}:alias"
     queues = [ranked(v, salt)[::-1] for _, v in sorted(pools.items())]
-    out: list[Record] = []
-    used: dict[str, int] = defaultdict(int)
-    while len(out) < n and any(queues):
-        for q in queues:
-            if q and len(out) < n:
-                rec = q.pop()
-                cands = _alias_candidates(rec, cat, own_rng(salt, rec["id"]))
-                if cands:  # the rarest kind so far, so every kind is well represented
-                    choice = min(cands, key=lambda v: (used[_kind(v)], digest(v["id"])))
-                    used[_kind(choice)] += 1
-                    out.append(choice)
+    taken: list[list[Record]] = []  # the first n records (round-robin) with a candidate
+    for rec in interleave(queues, sum(map(len, queues))):
+        if len(taken) == n:
+            break
+        if cands := _alias_candidates(rec, cat, own_rng(salt, rec["id"])):
+            taken.append(cands)
+    # Every kind well represented: a record picks a kind with probability inverse to how
+    # many records offer it (weighted rendezvous), decided by its own id, so an added record
+    # does not change what the others picked (a running "rarest so far" count did).
+    offered = Counter(k for cands in taken for k in {_kind(v) for v in cands})
+    out = [weighted_pick(c, salt, _id, lambda v: 1 / offered[_kind(v)]) for c in taken]
     return out
 
 
@@ -266,7 +274,9 @@ def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) ->
         for r in sorted(bottom_k(safety[key], int(n * share), cell), key=lambda r: r["id"]):
             if benign[key]:
                 earlier = pick(benign[key], f"{cell}:{r['id']}", str)
-                v = _variant(r, "risk.after_benign", conversation_context=earlier)
+                # the partner's hash in the id: a new partner is a new record, not an edit
+                kind = f"risk.after_benign.{digest(str(earlier))[:8]}"
+                v = _variant(r, kind, conversation_context=earlier)
                 v["note"] = f"{r['note']}; benign earlier turns do not lower the risk"
                 out.append(v)
         for k in range(int(n * share) if thanks[key] else 0):
@@ -275,7 +285,8 @@ def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) ->
             support = own_rng(cell, f"support.{k}").choice(SUPPORT[key[1]])
             ctx = [{"role": "user", "content": s["input"]["user_message"]},
                    {"role": "assistant", "content": support}]  # fmt: skip
-            v = _variant(t, f"risk.thanks_after_safety.{k}", conversation_context=ctx)
+            kind = f"risk.thanks_after_safety.{k}.{digest(s['id'])[:8]}"
+            v = _variant(t, kind, conversation_context=ctx)
             v["labels"] = {"decision": "execute", "events": [], "scenario_tags": None,
                            "missing_slots": []}  # fmt: skip
             v["note"] = f"thanks after the safety turn {s['id']}: judged on the later turn"

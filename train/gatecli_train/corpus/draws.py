@@ -19,6 +19,7 @@ Two rules instead:
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections import defaultdict
 from collections.abc import Callable, Hashable
@@ -71,6 +72,23 @@ def pick(items: list[T], salt: str, key: Callable[[T], str]) -> T:
         True
     """
     return min(items, key=lambda it: digest(f"{salt}:{key(it)}"))
+
+
+def weighted_pick(items: list[T], salt: str, key: Callable[[T], str], w: Callable[[T], float]) -> T:
+    """A choice with probability proportional to ``w(item)`` that stays put as items are
+    added (weighted rendezvous hashing: the least ``-log(u) / w``, ``u`` from the hash).
+
+    Example:
+        >>> pick_a = weighted_pick(["a", "b"], "s", str, lambda x: 1e9 if x == "a" else 1.0)
+        >>> pick_a
+        'a'
+    """
+
+    def race(it: T) -> float:
+        u = (int(digest(f"{salt}:{key(it)}")[:13], 16) + 1) / (16**13 + 1)
+        return -math.log(u) / w(it)
+
+    return min(items, key=race)
 
 
 def round_robin(

@@ -252,8 +252,12 @@ def _make(
     source: str,
     tag: str,
     langs: tuple[str, ...] = LANGS,
+    per_record: bool = False,
 ) -> list[Record]:
-    """Wrapped risky turns and benign-only turns per language. Each turn is drawn from its
+    """Wrapped risky turns and benign-only turns per language. ``per_record`` (pools built
+    from corpus sentences, which grow with the corpus): each turn draws its sentences from
+    its own few of the pool (:func:`_own_pool`), so a sentence entering the pool changes
+    only the turns whose few it joins, not every draw by index. Each turn is drawn from its
     own base (:func:`~gatecli_train.corpus.draws.bottom_k`, a generator seeded by the base's
     id), so adding a record to the pool changes at most the turns it displaces: the eval
     suite's numbers are compared across corpora, and since corpus 1.2.66 the training sets
@@ -267,12 +271,14 @@ def _make(
             for b in sorted(picked, key=lambda r: r["id"]):
                 r_own = own_rng(f"{source}:{tag}", b["id"])
                 kind = r_own.choice(KINDS)
-                msg = wrap(b["input"]["user_message"], kind, pool, lang, r_own)
+                own = _own_pool(pool, f"{source}:{tag}:{b['id']}") if per_record else pool
+                msg = wrap(b["input"]["user_message"], kind, own, lang, r_own)
                 if len(msg) > MAX_CHARS[lang]:
                     continue
+                rid = f"{source}:{tag}:{lang}.{dec}.{digest(b['id'])[:12]}"
                 out.append(
                     make_record(
-                        rid=f"{source}:{tag}:{lang}.{dec}.{digest(b['id'])[:12]}",
+                        rid=rid + _of(msg, per_record),
                         source=source,
                         lang=lang,
                         message=msg,
@@ -288,10 +294,12 @@ def _make(
                     )
                 )
         for k in range(per_lang["benign"]):
-            msg = _benign_only(pool, lang, own_rng(f"{source}:{tag}", f"{lang}.benign.{k}"))
+            key = f"{lang}.benign.{k}"
+            own = _own_pool(pool, f"{source}:{tag}:{key}") if per_record else pool
+            msg = _benign_only(own, lang, own_rng(f"{source}:{tag}", key))
             out.append(
                 make_record(
-                    rid=f"{source}:{tag}:{lang}.benign.{k}",
+                    rid=f"{source}:{tag}:{lang}.benign.{k}{_of(msg, per_record)}",
                     source=source,
                     lang=lang,
                     message=msg,
@@ -309,6 +317,22 @@ def _make(
     return out
 
 
+# Sentences of a record-derived pool each turn draws from (see _make's per_record).
+OWN_POOL = 8
+
+
+def _of(message: str, per_record: bool) -> str:
+    """An id suffix naming the text for turns drawn from a pool that grows with the corpus:
+    a sentence that joins a turn's own few makes a new record, not an edit under an old id
+    (eval-suite ids, from fixed pools, stay as they were)."""
+    return f".{digest(message)[:6]}" if per_record else ""
+
+
+def _own_pool(pool: dict[str, list[str]], salt: str) -> dict[str, list[str]]:
+    """The :data:`OWN_POOL` sentences of each kind whose pairing with ``salt`` hashes lowest."""
+    return {k: sorted(v, key=lambda x: digest(f"{salt}:{x}"))[:OWN_POOL] for k, v in pool.items()}
+
+
 def vary(records: list[Record]) -> list[Record]:
     """Training variants from train-split safety/refuse turns (split ``train``).
 
@@ -324,7 +348,8 @@ def vary(records: list[Record]) -> list[Record]:
                   source="risk_context", tag="train")  # fmt: skip
     pools = real_benign(records)
     real = _make(train, pools, REAL_PER_LANG, split=None,
-                 source="risk_context", tag="train_real", langs=tuple(pools))  # fmt: skip
+                 source="risk_context", tag="train_real", langs=tuple(pools),
+                 per_record=True)  # fmt: skip
     return fixed + real
 
 
@@ -352,7 +377,7 @@ def real_benign(records: list[Record], per_lang: int = 400) -> dict[str, dict[st
     pools: dict[str, dict[str, list[str]]] = {}
     for lang in LANGS:
         sents = found.get(lang, [])
-        if len(sents) >= 4:  # by hash rank: a new train sentence rarely enters the pool
+        if len(sents) >= 4:  # by hash rank: a new sentence enters with chance per_lang / N
             ranked = sorted(sents, key=lambda s: digest(f"risk_context:real_benign:{s}"))
             pools[lang] = uniform_pool(sorted(ranked[:per_lang]))
     return pools
@@ -436,7 +461,8 @@ def passage_tails(records: list[Record], seed: int = 13) -> list[Record]:
             passage = p["input"]["user_message"].rsplit("\n", 1)[0].rstrip()
             out.append(
                 make_record(
-                    rid=f"risk_context:passage_tail:{lang}.{digest(b['id'])[:12]}",
+                    rid=f"risk_context:passage_tail:{lang}.{digest(b['id'])[:12]}"
+                    f".{digest(p['id'])[:8]}",  # a new passage partner: a new record
                     source="risk_context",
                     lang=lang,
                     message=f"{passage}\n\n{b['input']['user_message']}",
