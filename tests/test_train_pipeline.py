@@ -126,7 +126,8 @@ def test_smoke_recipe_end_to_end(tmp_path: Path) -> None:
         [*cmd, "--set", "export.min_int8_agreement=0.5"],
         capture_output=True, text=True, cwd=REPO, timeout=900,
     )  # fmt: skip
-    assert res2.returncode == 0, res2.stderr[-2000:]  # CI once saw exit 2 here, no message
+    # exit 2 here was the trained tokenizer differing from its saved file (tokenizer.settle)
+    assert res2.returncode == 0, res2.stderr[-2000:]
     assert json.loads(res2.stdout)["resumed_from"] == summary["steps"]
     assert (run / "recipe.resolved.json").read_text() == trained_with
     reexport = json.loads((run / "recipe.reexport.json").read_text())
