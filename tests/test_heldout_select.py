@@ -126,6 +126,11 @@ def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
     # a suite's false events as the gate counts them: from 100 empty-event turns
     risen = {**start, "cal:false_events:home_assistant": 0.09, "cal:false_events:xstest": 0.05}
     assert hs.guard_falls(risen, start) == {"cal:false_events:home_assistant": pytest.approx(0.013)}
+    # XSTest's over-refusal, guarded by the gate's own tolerance though its half is small
+    start["cal:xstest_over_refusal"] = 0.20
+    assert not hs.guard_falls({**start, "cal:xstest_over_refusal": 0.215}, start)
+    refusing = hs.guard_falls({**start, "cal:xstest_over_refusal": 0.23}, start)
+    assert refusing == {"cal:xstest_over_refusal": pytest.approx(0.03)}
 
 
 def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:
@@ -173,6 +178,7 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         want_cal -= 0.5 * parts.get("cal:false_events", 0.0)
         assert parts["cal_score"] == pytest.approx(want_cal, abs=1e-3)
         assert 0 <= parts["cal:dev_safety_recall"] <= 1 and "cal:false_events:dev" in parts
+        assert 0 <= parts["cal:xstest_over_refusal"] <= 1
     training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]
     best = max(history, key=lambda h: h["score"])["step"]
     assert training["selection"]["picked_step"] == best
