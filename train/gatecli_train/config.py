@@ -158,9 +158,10 @@ class TrainConfig:
     select_calibrated: bool = False
     # With select_on = "heldout" and select_initial: a step whose select-half part (of >= 300
     # turns; calibrated where logged) falls more than this below the starting weights', whose
-    # calibrated dev safety recall falls more than 0.005, or whose false-event rate rises more
-    # than this, is penalised 1.0 per such part, so it never beats the start (the release
-    # gate's no-regression rule, which a mean of parts does not keep). 0 = off.
+    # calibrated dev safety recall falls more than 0.005, whose false-event rate rises more
+    # than this, or whose XSTest over-refusal rises more than 0.02, is penalised 1.0 per such
+    # part, so it never beats the start (the release gate's no-regression rule, which a mean
+    # of parts does not keep). 0 = off.
     select_max_drop: float = 0.0
     # Score the starting weights too (step 0), so that a run none of whose steps beats the
     # model it started from returns that model unchanged: for short passes on a shipped model.
