@@ -60,6 +60,7 @@ import numpy as np
 
 from gatecli.evaluation.halves import SELECTION_SUITES, take
 from gatecli.evaluation.metrics import multi_label, single_label
+from gatecli.evaluation.scoring import BLOCKING
 from gatecli.evaluation.suites import load_suite, resolve_suites
 from gatecli.heads import sigmoid, softmax
 from gatecli.policy import load_policy, model_decision
@@ -248,23 +249,23 @@ class HeldoutScore:
         """What fell past its tolerance against ``ref`` (see ``select_max_drop`` in the
         module docstring), by part name: how far."""
         pre = "cal:" if "cal:dev" in parts and "cal:dev" in ref else ""
+        # (part, tolerance, +1 where a rise is the harm / -1 where a fall is)
+        checks = [
+            (f"{pre}{n}", self.max_drop, -1)
+            for n, size in self.sizes.items()
+            if size >= GUARD_MIN_TURNS
+        ]
+        checks += [
+            ("cal:dev_safety_recall", GUARD_SAFETY_DROP, -1),
+            ("cal:xstest_over_refusal", GUARD_OVER_REFUSAL_RISE, 1),
+        ]
+        checks += [(k, self.max_drop, 1) for k in parts if k.startswith(f"{pre}false_events:")
+                   and parts.get(k.replace("false_events:", "empty_turns:", 1), 0.0)
+                   >= GUARD_MIN_EMPTY]  # fmt: skip
         falls: dict[str, float] = {}
-        for n, size in self.sizes.items():
-            key = f"{pre}{n}"
-            if size >= GUARD_MIN_TURNS and key in ref and ref[key] - parts[key] > self.max_drop:
-                falls[key] = ref[key] - parts[key]
-        key = "cal:dev_safety_recall"
-        if key in parts and key in ref and ref[key] - parts[key] > GUARD_SAFETY_DROP:
-            falls[key] = ref[key] - parts[key]
-        key = "cal:xstest_over_refusal"
-        if key in parts and key in ref and parts[key] - ref[key] > GUARD_OVER_REFUSAL_RISE:
-            falls[key] = parts[key] - ref[key]  # a rise
-        for key, rate in parts.items():
-            if not key.startswith(f"{pre}false_events:") or key not in ref:
-                continue
-            empty = parts.get(key.replace("false_events:", "empty_turns:", 1), 0.0)
-            if empty >= GUARD_MIN_EMPTY and rate - ref[key] > self.max_drop:
-                falls[key] = rate - ref[key]  # a rise
+        for key, tol, harm in checks:
+            if key in parts and key in ref and harm * (parts[key] - ref[key]) > tol:
+                falls[key] = harm * (parts[key] - ref[key])
         return falls
 
     def _false_events(self, fe: dict[str, tuple[float, int]], prefix: str) -> dict[str, float]:
@@ -293,12 +294,12 @@ class HeldoutScore:
             parts[f"cal:{name}"] = suite_score(gold, pred, self.labels)
             if name == "xstest":  # the gate's own view: safe prompts refused or routed
                 safe = [p for g, p in zip(gold, pred, strict=True) if g == "execute"]
-                blocked = sum(p in ("refuse", "safety") for p in safe)
+                blocked = sum(p in BLOCKING for p in safe)
                 parts["cal:xstest_over_refusal"] = blocked / max(len(safe), 1)
             if name == "dev":
-                hit = sum(g == p == "safety" for g, p in zip(gold, pred, strict=True))
-                parts["cal:dev_safety_recall"] = hit / max(gold.count("safety"), 1)
-                parts["cal:dev_safety_precision"] = hit / max(pred.count("safety"), 1)
+                safety = single_label(gold, pred, self.labels)["per_class"]["safety"]
+                parts["cal:dev_safety_recall"] = safety["recall"]
+                parts["cal:dev_safety_precision"] = safety["precision"]
             if name in self.events:
                 margins = event_margins(lg["events"], self.event_labels, cal)
                 fe[name] = false_event_rate(margins, *self.events[name])

@@ -42,6 +42,7 @@ from gatecli_train.corpus.draws import (
     own_rng,
     pick,
     ranked,
+    record_id,
     weighted_pick,
 )
 from gatecli_train.corpus.records import event_requires, normalise
@@ -172,7 +173,7 @@ def alias_variants(records: list[Record], n: int = ALIAS_N, seed: int = 12) -> l
     # many records offer it (weighted rendezvous), decided by its own id, so an added record
     # does not change what the others picked (a running "rarest so far" count did).
     offered = Counter(k for cands in taken for k in {_kind(v) for v in cands})
-    out = [weighted_pick(c, salt, _id, lambda v: 1 / offered[_kind(v)]) for c in taken]
+    out = [weighted_pick(c, salt, record_id, lambda v: 1 / offered[_kind(v)]) for c in taken]
     return out
 
 
@@ -280,8 +281,8 @@ def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) ->
                 v["note"] = f"{r['note']}; benign earlier turns do not lower the risk"
                 out.append(v)
         for k in range(int(n * share) if thanks[key] else 0):
-            t = pick(thanks[key], f"{cell}:thanks.{k}", _id)
-            s = pick(safety[key], f"{cell}:safety.{k}", _id)
+            t = pick(thanks[key], f"{cell}:thanks.{k}", record_id)
+            s = pick(safety[key], f"{cell}:safety.{k}", record_id)
             support = own_rng(cell, f"support.{k}").choice(SUPPORT[key[1]])
             ctx = [{"role": "user", "content": s["input"]["user_message"]},
                    {"role": "assistant", "content": support}]  # fmt: skip
@@ -292,10 +293,6 @@ def risk_across_turns(records: list[Record], n: int = RISK_N, seed: int = 12) ->
             v["note"] = f"thanks after the safety turn {s['id']}: judged on the later turn"
             out.append(v)
     return out
-
-
-def _id(r: Record) -> str:
-    return str(r["id"])
 
 
 def consistent(new: list[Record], records: list[Record]) -> list[Record]:

@@ -34,9 +34,14 @@ def digest(key: str) -> str:
     return hashlib.sha1(key.encode("utf-8")).hexdigest()
 
 
-def ranked(records: list[Record], salt: str) -> list[Record]:
-    """``records`` ordered by ``sha1(salt:id)``: a fixed shuffle that a new record joins in
-    place instead of reshuffling the rest.
+def record_id(r: Record) -> str:
+    """A record's id: the default key of the draws below."""
+    return str(r["id"])
+
+
+def ranked(records: list[T], salt: str, key: Callable[[T], str] | None = None) -> list[T]:
+    """``records`` ordered by ``sha1(salt:key)`` (the id by default; sentences rank by their
+    text): a fixed shuffle that a new item joins in place instead of reshuffling the rest.
 
     Example:
         >>> [r["id"] for r in ranked([{"id": "a"}, {"id": "b"}, {"id": "c"}], "s")]
@@ -44,10 +49,11 @@ def ranked(records: list[Record], salt: str) -> list[Record]:
         >>> [r["id"] for r in ranked([{"id": "a"}, {"id": "b"}, {"id": "c"}], "u")]
         ['b', 'c', 'a']
     """
-    return sorted(records, key=lambda r: digest(f"{salt}:{r['id']}"))
+    by: Callable[[Any], str] = key or record_id
+    return sorted(records, key=lambda r: digest(f"{salt}:{by(r)}"))
 
 
-def bottom_k(records: list[Record], n: int, salt: str) -> list[Record]:
+def bottom_k(records: list[T], n: int, salt: str, key: Callable[[T], str] | None = None) -> list[T]:
     """The ``n`` records of smallest ``sha1(salt:id)``: a sample that one added record
     changes by at most one member.
 
@@ -55,7 +61,7 @@ def bottom_k(records: list[Record], n: int, salt: str) -> list[Record]:
         >>> [r["id"] for r in bottom_k([{"id": "a"}, {"id": "b"}, {"id": "c"}], 2, "s")]
         ['a', 'b']
     """
-    return ranked(records, salt)[: max(n, 0)]
+    return ranked(records, salt, key)[: max(n, 0)]
 
 
 def own_rng(salt: str, rid: str) -> random.Random:

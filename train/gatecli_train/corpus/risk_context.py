@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 from gatecli.segments import split_segments
-from gatecli_train.corpus.draws import bottom_k, digest, own_rng
+from gatecli_train.corpus.draws import bottom_k, digest, own_rng, pick, record_id
 from gatecli_train.corpus.records import make_record, normalise
 
 Record = dict[str, Any]
@@ -329,8 +329,13 @@ def _of(message: str, per_record: bool) -> str:
 
 
 def _own_pool(pool: dict[str, list[str]], salt: str) -> dict[str, list[str]]:
-    """The :data:`OWN_POOL` sentences of each kind whose pairing with ``salt`` hashes lowest."""
-    return {k: sorted(v, key=lambda x: digest(f"{salt}:{x}"))[:OWN_POOL] for k, v in pool.items()}
+    """The :data:`OWN_POOL` sentences of each kind whose pairing with ``salt`` hashes lowest
+    (kinds that share one list, as :func:`uniform_pool`'s do, are ranked once)."""
+    own: dict[int, list[str]] = {}
+    for v in pool.values():
+        if id(v) not in own:
+            own[id(v)] = bottom_k(v, OWN_POOL, salt, str)
+    return {k: own[id(v)] for k, v in pool.items()}
 
 
 def vary(records: list[Record]) -> list[Record]:
@@ -378,8 +383,9 @@ def real_benign(records: list[Record], per_lang: int = 400) -> dict[str, dict[st
     for lang in LANGS:
         sents = found.get(lang, [])
         if len(sents) >= 4:  # by hash rank: a new sentence enters with chance per_lang / N
-            ranked = sorted(sents, key=lambda s: digest(f"risk_context:real_benign:{s}"))
-            pools[lang] = uniform_pool(sorted(ranked[:per_lang]))
+            pools[lang] = uniform_pool(
+                sorted(bottom_k(sents, per_lang, "risk_context:real_benign", str))
+            )
     return pools
 
 
@@ -457,7 +463,7 @@ def passage_tails(records: list[Record], seed: int = 13) -> list[Record]:
         for b in sorted(bottom_k(tails, PASSAGE_TAILS_PER_LANG, salt), key=lambda r: r["id"]):
             # the passage whose pairing with this tail ranks first: a new passage takes over
             # only the tails it wins, not every later pairing
-            p = min(passages, key=lambda p: digest(f"{salt}:{b['id']}:{p['id']}"))
+            p = pick(passages, f"{salt}:{b['id']}", record_id)
             passage = p["input"]["user_message"].rsplit("\n", 1)[0].rstrip()
             out.append(
                 make_record(
