@@ -53,6 +53,8 @@ def config(port: int, **kw: object) -> LLMConfig:
 
 
 class Stub(BaseHTTPRequestHandler):
+    _counted = False
+
     def log_message(self, *args: object) -> None:  # keep pytest output clean
         pass
 
@@ -64,11 +66,20 @@ class Stub(BaseHTTPRequestHandler):
         with server.lock:  # type: ignore[attr-defined]
             server.inflight += 1  # type: ignore[attr-defined]
             server.peak = max(server.peak, server.inflight)  # type: ignore[attr-defined]
+        self._counted = True
         try:
             self._answer(mode)
         finally:
-            with server.lock:  # type: ignore[attr-defined]
-                server.inflight -= 1  # type: ignore[attr-defined]
+            self._leave()
+
+    def _leave(self) -> None:
+        """Count this request out once, *before* its response is written: the client may
+        send its next request as soon as it has read this one, and a decrement after the
+        write raced it (the stub then saw 3 in flight under a client limit of 2)."""
+        if self._counted:
+            self._counted = False
+            with self.server.lock:  # type: ignore[attr-defined]
+                self.server.inflight -= 1  # type: ignore[attr-defined]
 
     def _answer(self, mode: str) -> None:
         if mode == "sleep":
@@ -89,6 +100,7 @@ class Stub(BaseHTTPRequestHandler):
         self._send(200, json.dumps(reply).encode())
 
     def _send(self, code: int, data: bytes) -> None:
+        self._leave()
         self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
