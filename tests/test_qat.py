@@ -74,6 +74,25 @@ def test_fake_quantised_swaps_forward_only_inside_the_block() -> None:
     assert torch.equal(before, after)
 
 
+def test_plain_runs_fp32_inside_a_fake_quantised_block() -> None:
+    from gatecli_train.model import GateModel, HeadDef, tiny_encoder
+
+    model = GateModel(tiny_encoder(120), [HeadDef("decision", ("a", "b", "c"), False)])
+    model.eval()
+    ids = torch.randint(5, 120, (2, 9))
+    mask = torch.ones_like(ids)
+    with torch.no_grad():
+        before = model(ids, mask)["decision"]
+        with qat.fake_quantised(model):
+            rounded = model(ids, mask)["decision"]
+            with qat.plain(model):
+                unrounded = model(ids, mask)["decision"]
+            again = model(ids, mask)["decision"]
+        after = model(ids, mask)["decision"]
+    assert torch.equal(before, unrounded) and torch.equal(before, after)
+    assert torch.equal(rounded, again) and not torch.equal(rounded, before)
+
+
 def test_dynamic_export_quantises_matmuls_not_heads_or_table(tmp_path: Path) -> None:
     rng = np.random.default_rng(2)
     table = rng.normal(0, 0.05, size=(Q.MIN_EMBEDDING_ROWS, 64)).astype(np.float32)

@@ -163,12 +163,18 @@ def load_trained(spec: str, heads: list[HeadDef]) -> tuple[GateModel, Tokenizer,
     return model, tok, _run_base(path)
 
 
+# A [train] qat run's guard reference: the starting weights' parts read without the rounding.
+REFERENCE_FILE = "selection_reference.json"
+
+
 def _start_parts(run_dir: Path, max_drop: float) -> dict[str, float] | None:
     """The starting weights' selection parts (step 0 of ``selection.json``) when a run
     resumes, so ``select_max_drop`` compares with the start, not the first step after it.
     A resumed guarded run without them (or with step 0 scored before the calibrated parts
     were logged) is an error: its first step after the resume would become the start."""
     path = run_dir / "selection.json"
+    if max_drop > 0 and (run_dir / REFERENCE_FILE).exists():  # a [train] qat run's fp32 start
+        return dict(json.loads((run_dir / REFERENCE_FILE).read_text(encoding="utf-8")))
     if max_drop <= 0 or not path.exists():
         return None
     history = json.loads(path.read_text(encoding="utf-8"))
@@ -351,6 +357,14 @@ def fit(
             max_drop=recipe.train.select_max_drop,
             reference=_start_parts(run_dir, recipe.train.select_max_drop),
         )
+        if recipe.train.qat and select_fn.max_drop > 0 and select_fn.reference is None:
+            # fit runs inside qat.fake_quantised: the guard's reference is the starting
+            # weights unrounded (what ships), not their rounded twin (step 0 of the log)
+            with qat.plain(start.model):
+                _, ref = select_fn(start.model)
+            (run_dir / REFERENCE_FILE).write_text(json.dumps(ref, indent=1), encoding="utf-8")
+            log(f"selection: guard reference = the starting weights in fp32 "
+                f"(cal score {ref.get('cal_score', float('nan')):.4f})")  # fmt: skip
     return trainer.train(
         start.model, ex_train, recipe.train, run_dir, progress=progress,
         teacher_logits=teacher_logits, distill_cfg=recipe.distill, select_fn=select_fn,

@@ -75,3 +75,18 @@ def fake_quantised(model: GateModel) -> Iterator[int]:
     finally:
         for m in linears:
             del m.forward  # back to the class's forward
+
+
+@contextmanager
+def plain(model: GateModel) -> Iterator[None]:
+    """Within a :func:`fake_quantised` block, the plain fp32 forward again for the block
+    inside this one: a guarded selection (``select_max_drop``) holds a QAT run to what ships
+    today, the starting weights as they run unrounded, not to their rounded twin."""
+    swapped = [m for m in model.encoder.modules() if isinstance(m, nn.Linear)
+               and "forward" in m.__dict__]  # fmt: skip
+    saved = [m.__dict__.pop("forward") for m in swapped]
+    try:
+        yield
+    finally:
+        for m, fwd in zip(swapped, saved, strict=True):
+            m.forward = fwd  # type: ignore[method-assign]
