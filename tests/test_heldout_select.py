@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -113,24 +114,60 @@ def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
     hs = object.__new__(HeldoutScore)  # the guard reads only sizes and the tolerance
     hs.sizes, hs.max_drop = {"context": 1113, "coconot": 706, "passages_heldout": 54}, 0.01
     hs.sizes["dev"] = 6020
+    hs.counts, hs.ref_counts = {}, None  # no per-turn counts: the absolute tolerance alone
     fe = {"cal:false_events:home_assistant": 0.077, "cal:empty_turns:home_assistant": 500.0,
           "cal:false_events:xstest": 0.0, "cal:empty_turns:xstest": 60.0}  # fmt: skip
     start = {"cal:context": 0.664, "cal:coconot": 0.416, "cal:passages_heldout": 0.825,
              "cal:dev": 0.828, "cal:dev_safety_recall": 0.932, **fe}  # fmt: skip
     step = {"cal:context": 0.637, "cal:coconot": 0.472, "cal:passages_heldout": 0.700,
             "cal:dev": 0.825, "cal:dev_safety_recall": 0.921, **fe}  # fmt: skip
-    falls = hs.guard_falls(step, start)
+    falls, _ = hs.guard_falls(step, start)
     assert set(falls) == {"cal:context", "cal:dev_safety_recall"}
     assert falls["cal:context"] == pytest.approx(0.027)
-    assert not hs.guard_falls(start, start)
+    assert hs.guard_falls(start, start) == ({}, {})
     # a suite's false events as the gate counts them: from 100 empty-event turns
     risen = {**start, "cal:false_events:home_assistant": 0.09, "cal:false_events:xstest": 0.05}
-    assert hs.guard_falls(risen, start) == {"cal:false_events:home_assistant": pytest.approx(0.013)}
+    assert hs.guard_falls(risen, start)[0] == {
+        "cal:false_events:home_assistant": pytest.approx(0.013)
+    }
     # XSTest's over-refusal, guarded by the gate's own tolerance though its half is small
     start["cal:xstest_over_refusal"] = 0.20
-    assert not hs.guard_falls({**start, "cal:xstest_over_refusal": 0.215}, start)
-    refusing = hs.guard_falls({**start, "cal:xstest_over_refusal": 0.23}, start)
+    assert not hs.guard_falls({**start, "cal:xstest_over_refusal": 0.215}, start)[0]
+    refusing, _ = hs.guard_falls({**start, "cal:xstest_over_refusal": 0.23}, start)
     assert refusing == {"cal:xstest_over_refusal": pytest.approx(0.03)}
+
+
+def test_a_fall_the_gate_would_call_noise_is_excused() -> None:
+    """1.2.68's CoCoNot false events rose 0.095 -> 0.107 on 327 empty-event turns. Past the
+    tolerance either way; but 14 turns newly given an event and 10 no longer given one is a
+    draw of turns (the gate's paired bootstrap would pass it), while 4 new ones and none
+    fixed is a step worse on every resample."""
+    from gatecli_train.heldout_select import HeldoutScore, ratios, worse_share
+
+    hs = object.__new__(HeldoutScore)
+    hs.sizes, hs.max_drop, hs.labels = {"coconot": 706, "dev": 6020}, 0.01, ["execute"]
+    n, key = 327, "cal:false_events:coconot"
+    hs.groups = {"coconot": [f"g{i}" for i in range(n)]}
+    ref = np.zeros((n, 2))
+    ref[:, 0], ref[:31, 1] = 1.0, 1.0
+    mixed, added = ref.copy(), ref.copy()
+    mixed[:10, 1], mixed[100:114, 1] = 0.0, 1.0
+    added[100:104, 1] = 1.0
+    empty = {"cal:empty_turns:coconot": float(n), "cal:dev": 0.83}
+    start = {key: 31 / n, **empty}
+    hs.ref_counts = {key: ("coconot", ref)}
+    for counts, violates in ((mixed, False), (added, True)):
+        hs.counts = {key: ("coconot", counts)}
+        falls, noise = hs.guard_falls({key: 35 / n, **empty}, start)
+        assert (key in falls, key in noise) == (violates, not violates)
+    assert noise == {}
+    hs.counts = {key: ("coconot", mixed)}
+    share = hs.guard_falls({key: 35 / n, **empty}, start)[1][key]
+    assert 0.5 < share < 0.95
+    assert share == worse_share(hs.groups["coconot"], mixed, ref, ratios, 1)
+    # counts that do not give back the logged number are not trusted: absolute tolerance
+    falls, _ = hs.guard_falls({key: 0.2, **empty}, start)
+    assert key in falls
 
 
 def test_selection_without_the_suites_is_an_error(tmp_path: Path) -> None:
@@ -169,6 +206,10 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         falls = parts["guard_violations"]  # parts past select_max_drop against step 0
         assert falls == len([n for n in parts if n.startswith("guard:")])
         assert h["step"] or not falls  # the start never falls against itself
+        # falls the paired bootstrap excused (worse in < 95% of resamples), from per-turn
+        # counts that give back every logged calibrated part
+        noise = [v for n, v in parts.items() if n.startswith("guard_noise:")]
+        assert all(0 <= v < 0.95 for v in noise) and parts["guard_counts_mismatch"] == 0
         assert h["score"] == pytest.approx(want - 0.5 * parts["false_events"] - falls, abs=1e-3)
         assert parts["dev_score"] == pytest.approx(parts["dev"] + parts["dev_safety_ap"], abs=1e-4)
         # the same parts read through the calibration fitted on dev at this step (logged

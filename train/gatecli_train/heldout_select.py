@@ -45,6 +45,15 @@ than ``select_max_drop``; calibrated parts where the pipeline calibrates. Smalle
 point, and the gate itself excuses such moves by its bootstrap. The starting weights never
 violate, so a run with no clean step keeps them.
 
+**A fall the gate would call noise is not a violation**: as the release gate reads
+``confidence: 0.95`` (:mod:`gatecli.evaluation.significance`), a calibrated part past its
+tolerance counts only when the step is also worse than the reference in at least
+:data:`GUARD_CONFIDENCE` of paired resamples of the part's groups (both scored on the same
+resampled turns). Why (stop 55): 1.2.68's CoCoNot false events "fell" 0.012, four turns of
+327, and the guard refused every step that had them, where the gate might well have passed
+them. Logged per excused fall as ``guard_noise:<part>`` (the worse share); raw (uncalibrated)
+parts, and a resumed run whose reference has only its numbers, keep the absolute tolerance.
+
 A run selected this way is reported with ``gatecli eval --half report`` (``release.sh``
 passes it when the recipe says so): the turns it chose on are never the turns it is
 reported on.
@@ -61,6 +70,7 @@ import numpy as np
 from gatecli.evaluation.halves import SELECTION_SUITES, take
 from gatecli.evaluation.metrics import multi_label, single_label
 from gatecli.evaluation.scoring import BLOCKING
+from gatecli.evaluation.significance import resample_weights
 from gatecli.evaluation.suites import load_suite, resolve_suites
 from gatecli.heads import sigmoid, softmax
 from gatecli.policy import load_policy, model_decision
@@ -84,6 +94,9 @@ GUARD_MIN_EMPTY = 100
 # ... and XSTest's over-refusal (safe prompts refused) by the gate's tolerance: its select
 # half (233 turns) is below GUARD_MIN_TURNS, and its over-refusal rose in every short pass.
 GUARD_OVER_REFUSAL_RISE = 0.02
+# A fall past its tolerance violates only when the step is worse in this share of paired
+# resamples (the gate's ``confidence``, default_gate.yaml).
+GUARD_CONFIDENCE = 0.95
 
 
 def weight(turns: int) -> float:
@@ -153,6 +166,63 @@ def suite_score(gold: list[str], pred: list[str], labels: Sequence[str]) -> floa
     return float(np.mean(kept or [v["f1"] for v in present.values()]))
 
 
+def decision_cells(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> Any:
+    """``(n_turns, k*k)`` one-hot confusion cells (gold row, predicted column): summed with
+    resampling weights they give each resample's confusion matrix."""
+    index = {lab: i for i, lab in enumerate(labels)}
+    k = len(labels)
+    out = np.zeros((len(gold), k * k))
+    for i, (g, p) in enumerate(zip(gold, pred, strict=True)):
+        out[i, index[g] * k + index[p]] = 1.0
+    return out
+
+
+def suite_scores(sums: Any, k: int) -> Any:
+    """:func:`suite_score` of each row of summed :func:`decision_cells`.
+
+    Example:
+        >>> gold = ["execute"] * 10 + ["safety"]
+        >>> cells = decision_cells(gold, ["execute"] * 11, ["execute", "safety"])
+        >>> float(suite_scores(cells.sum(0)[None], 2)[0])
+        0.9523809523809523
+    """
+    cm = np.asarray(sums, dtype=float).reshape(-1, k, k)
+    tp = np.diagonal(cm, axis1=1, axis2=2)
+    gold, pred = cm.sum(axis=2), cm.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(pred > 0, tp / pred, 0.0)
+        rec = np.where(gold > 0, tp / gold, 0.0)
+        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+    present = gold > 0
+    kept = gold >= MIN_SUPPORT
+    use = np.where(kept.any(axis=1, keepdims=True), kept, present)
+    return (f1 * use).sum(axis=1) / np.maximum(use.sum(axis=1), 1)
+
+
+def ratios(sums: Any) -> Any:
+    """Numerator over denominator of each row of summed ``(denominator, numerator)`` flags."""
+    s = np.asarray(sums, dtype=float).reshape(-1, 2)
+    return np.where(s[:, 0] > 0, s[:, 1] / np.maximum(s[:, 0], 1), 0.0)
+
+
+def worse_share(
+    groups: Sequence[str], step: Any, ref: Any, stat: Any, harm: int, *, seed: int = 0
+) -> float:
+    """Share of paired group resamples in which ``step``'s per-turn counts give a worse
+    statistic than ``ref``'s (``harm`` +1: a rise is worse; -1: a fall), as
+    :func:`gatecli.evaluation.significance.paired_bootstrap` reads a gate check.
+
+    Example:
+        >>> ref = np.array([[1, 0]] * 50 + [[1, 1]] * 50, dtype=float)
+        >>> step = ref.copy(); step[:10, 1] = 1  # ten more turns flagged, none fewer
+        >>> worse_share([str(i) for i in range(100)], step, ref, ratios, 1)
+        1.0
+    """
+    w = resample_weights(list(groups), seed=seed)
+    delta = stat(w @ np.asarray(step)) - stat(w @ np.asarray(ref))
+    return float((harm * delta > 0).mean())
+
+
 class HeldoutScore:
     """``select_fn`` for :func:`gatecli_train.trainer.train`: ``(score, parts)``, where the
     parts (each suite's score, dev macro-F1, dev safety AP and the dev-only score that
@@ -189,6 +259,14 @@ class HeldoutScore:
         if "events" in self.dev_arrays[0]:
             self.events["dev"] = (self.dev_arrays[0]["events"], self.dev_arrays[1]["events"])
         self.sizes = {n: len(exs) for n, exs in suites.items()} | {"dev": len(dev)}
+        # the paired bootstrap draws a record's group whole (a dialogue, a base and its variants)
+        self.groups = {
+            n: [str(e.record.get("group") or e.record.get("id") or i) for i, e in enumerate(exs)]
+            for n, exs in (suites | {"dev": dev}).items()
+        }
+        # per-turn counts of the guarded calibrated parts: the last call's and the reference's
+        self.counts: dict[str, Any] = {}
+        self.ref_counts: dict[str, Any] | None = None
         self.cal_cfg, self.calibrated = calibration, calibrated
         # the starting weights' parts (select_max_drop): the first scored step's, or the
         # logged step 0's when a run resumes
@@ -237,17 +315,24 @@ class HeldoutScore:
             if self.calibrated:
                 score = cal_score
         if self.max_drop > 0:
+            # per-turn counts that do not sum to their logged part would bootstrap the wrong
+            # number: counted here (a test holds it at 0), and such parts keep the tolerance
+            parts["guard_counts_mismatch"] = float(len(self._mismatched(parts)))
             if self.reference is None:
-                self.reference = dict(parts)
-            falls = self.guard_falls(parts, self.reference)
+                self.reference, self.ref_counts = dict(parts), dict(self.counts)
+            falls, noise = self.guard_falls(parts, self.reference)
             parts |= {f"guard:{n}": v for n, v in falls.items()}
+            parts |= {f"guard_noise:{n}": v for n, v in noise.items()}
             parts["guard_violations"] = float(len(falls))
             score -= len(falls)
         return score, parts
 
-    def guard_falls(self, parts: dict[str, float], ref: dict[str, float]) -> dict[str, float]:
+    def guard_falls(
+        self, parts: dict[str, float], ref: dict[str, float]
+    ) -> tuple[dict[str, float], dict[str, float]]:
         """What fell past its tolerance against ``ref`` (see ``select_max_drop`` in the
-        module docstring), by part name: how far."""
+        module docstring), by part name: how far; and the falls past it that the paired
+        bootstrap excuses, by part name: the share of resamples in which the step is worse."""
         pre = "cal:" if "cal:dev" in parts and "cal:dev" in ref else ""
         # (part, tolerance, +1 where a rise is the harm / -1 where a fall is)
         checks = [
@@ -263,10 +348,46 @@ class HeldoutScore:
                    and parts.get(k.replace("false_events:", "empty_turns:", 1), 0.0)
                    >= GUARD_MIN_EMPTY]  # fmt: skip
         falls: dict[str, float] = {}
+        noise: dict[str, float] = {}
         for key, tol, harm in checks:
             if key in parts and key in ref and harm * (parts[key] - ref[key]) > tol:
-                falls[key] = harm * (parts[key] - ref[key])
-        return falls
+                share = self._worse_share(key, harm, parts[key], ref[key])
+                if share is not None and share < GUARD_CONFIDENCE:
+                    noise[key] = share
+                else:
+                    falls[key] = harm * (parts[key] - ref[key])
+        return falls, noise
+
+    def _stat(self, counts: Any) -> Any:
+        """The statistic of a part's summed per-turn counts: a rate from (denominator,
+        numerator) flags, else :func:`suite_scores` from confusion cells."""
+        if counts.shape[1] == 2:
+            return ratios
+        k = len(self.labels)
+        return lambda sums: suite_scores(sums, k)
+
+    def _mismatched(self, parts: dict[str, float]) -> list[str]:
+        """The logged counted parts whose counts do not give back the logged number (a
+        part's false events are logged only from MIN_SUPPORT empty-event turns)."""
+        out = []
+        for key, (_, c) in self.counts.items():
+            full = self._stat(c)(c.sum(0)[None])[0]
+            if key in parts and not np.isclose(full, parts[key], atol=1e-9):
+                out.append(key)
+        return out
+
+    def _worse_share(self, key: str, harm: int, now: float, then: float) -> float | None:
+        """The paired bootstrap's worse share for a calibrated part, or None where either
+        side lacks per-turn counts or they do not give back the logged number."""
+        step, ref = self.counts.get(key), (self.ref_counts or {}).get(key)
+        if step is None or ref is None:
+            return None
+        (part, c_step), (_, c_ref) = step, ref
+        stat = self._stat(c_step)
+        full = stat(np.stack([c_step.sum(0), c_ref.sum(0)]))
+        if not np.allclose(full, [now, then], atol=1e-9):
+            return None
+        return worse_share(self.groups[part], c_step, c_ref, stat, harm)
 
     def _false_events(self, fe: dict[str, tuple[float, int]], prefix: str) -> dict[str, float]:
         """Each part's false-event rate from :data:`MIN_SUPPORT` empty-event turns, and
@@ -287,23 +408,43 @@ class HeldoutScore:
         cal = calibrate(self.heads, logits["dev"], t, k, self.cal_cfg, self.langs["dev"])
         parts: dict[str, float] = {}
         fe: dict[str, tuple[float, int]] = {}
+        self.counts = {}
         for name, lg in logits.items():
             m, gold = self.gold[name]
             z = lg["decision"][m]
             pred = model_decisions(z, self.labels, self.precedence, cal, self.langs[name][m])
             parts[f"cal:{name}"] = suite_score(gold, pred, self.labels)
+            self._count(f"cal:{name}", name, m, decision_cells(gold, pred, self.labels))
             if name == "xstest":  # the gate's own view: safe prompts refused or routed
                 safe = [p for g, p in zip(gold, pred, strict=True) if g == "execute"]
                 blocked = sum(p in BLOCKING for p in safe)
                 parts["cal:xstest_over_refusal"] = blocked / max(len(safe), 1)
+                flags = [(g == "execute", g == "execute" and p in BLOCKING)
+                         for g, p in zip(gold, pred, strict=True)]  # fmt: skip
+                self._count("cal:xstest_over_refusal", name, m, np.array(flags, dtype=float))
             if name == "dev":
                 safety = single_label(gold, pred, self.labels)["per_class"]["safety"]
                 parts["cal:dev_safety_recall"] = safety["recall"]
                 parts["cal:dev_safety_precision"] = safety["precision"]
+                flags = [(g == "safety", g == "safety" and p == "safety")
+                         for g, p in zip(gold, pred, strict=True)]  # fmt: skip
+                self._count("cal:dev_safety_recall", name, m, np.array(flags, dtype=float))
             if name in self.events:
                 margins = event_margins(lg["events"], self.event_labels, cal)
                 fe[name] = false_event_rate(margins, *self.events[name])
+                targets, known = self.events[name]
+                empty = np.asarray(known, dtype=bool) & ~np.asarray(targets).any(axis=1)
+                flagged = empty & (margins > 0).any(axis=1)
+                pair = np.stack([empty, flagged], axis=1).astype(float)
+                self.counts[f"cal:false_events:{name}"] = (name, pair)
         return parts | self._false_events(fe, "cal:")
+
+    def _count(self, key: str, name: str, mask: Any, rows: Any) -> None:
+        """Per-turn counts of ``key`` over all of ``name``'s turns (zero where ``mask``
+        leaves a turn out), so that every part resamples by the same group index."""
+        full = np.zeros((len(mask), rows.shape[1]))
+        full[np.asarray(mask, dtype=bool)] = rows
+        self.counts[key] = (name, full)
 
 
 def model_decisions(
