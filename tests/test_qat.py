@@ -120,9 +120,38 @@ def test_dynamic_export_quantises_matmuls_not_heads_or_table(tmp_path: Path) -> 
     ops = [n.op_type for n in onnx.load(str(dst)).graph.node]
     assert ops.count("MatMulInteger") == 1 and "GatherBlockQuantized" in ops, ops
     assert "Gemm" in ops or "MatMul" in ops, ops  # the head, fp32 (as a Gemm or MatMul + Add)
-    assert "MatMul: dynamic int8 per channel; 0 kept fp32" in notes
+    assert "MatMul: dynamic int8 per channel, 8-bit weights; 0 kept fp32" in notes
     ids = np.array([0, 17, Q.MIN_EMBEDDING_ROWS - 1], dtype=np.int64)
     sess = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"])
     got = sess.run(None, {"ids": ids})[0]
     np.testing.assert_allclose(got, table[ids] @ w @ head + bias, atol=0.02)
     assert not list(tmp_path.glob("*.staged.onnx"))
+    # 7-bit weights (reduce_range): what x86 without VNNI multiplies without int16 saturation
+    seven = tmp_path / "q7.onnx"
+    notes = Q.quantize_dynamic_int8(src, seven, reduce_range=True)
+    assert "MatMul: dynamic int8 per channel, 7-bit weights (reduce_range); 0 kept fp32" in notes
+    model = onnx.load(str(seven))
+    (mm,) = [n for n in model.graph.node if n.op_type == "MatMulInteger"]
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    q = inits[mm.input[1]]
+    assert q.dtype == np.int8 and q.min() >= -64 and q.max() <= 64 and np.abs(q).max() == 64
+    sess = ort.InferenceSession(str(seven), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(sess.run(None, {"ids": ids})[0], got, atol=0.02)
+
+
+def test_seven_bit_rounding_is_what_reduce_range_stores() -> None:
+    """The simulation and onnxruntime's reduce_range agree on the integer grid: [-64, 64]
+    per output row, the row's largest magnitude on 64."""
+    w = torch.tensor([[0.64, -0.32, 0.011], [-1.0, 0.5, 0.25]])
+    q = qat.fake_quant_weight(w, 7)
+    steps = q / (w.abs().amax(dim=1, keepdim=True) / 64)
+    assert torch.allclose(steps, steps.round(), atol=1e-4)
+    assert steps.abs().amax().item() == pytest.approx(64)
+    assert steps[0].tolist() == pytest.approx([64.0, -32.0, 1.0], abs=1e-4)
+    from gatecli_train.config import ExportConfig
+
+    assert ExportConfig(quantization="dynamic", weight_bits=7).weight_bits == 7
+    with pytest.raises(ValueError, match="weight_bits"):  # blockwise has no such kernel
+        ExportConfig(weight_bits=7)
+    with pytest.raises(ValueError, match="weight_bits"), qat.fake_quantised(object(), 6):  # type: ignore[arg-type]
+        pass

@@ -270,6 +270,10 @@ class ExportConfig:
     # measured on smooth_texts dev turns (gatecli_train.smoothing); 0 = off.
     smooth_alpha: float = 0.0
     smooth_texts: int = 512
+    # dynamic only: 7 = weights in [-64, 64] (onnxruntime's reduce_range), which the u8 x s8
+    # kernels of x86 CPUs without VNNI (AVX2, AVX-512F) sum without int16 saturation; 8
+    # saturates there and the graph is no longer what [train] qat simulated (gatecli_train.qat)
+    weight_bits: int = 8
     # torch vs ONNX fp32: the largest logit difference allowed on any head.
     max_abs_diff: float = 1e-4
 
@@ -285,6 +289,9 @@ class ExportConfig:
                 self.smooth_alpha == 0 or self.quantization == "dynamic"),
                 "in [0, 1], and 0 unless quantization is dynamic"),
             "smooth_texts": (self.smooth_texts >= 1, ">= 1"),
+            "weight_bits": (self.weight_bits == 8 or (
+                self.weight_bits == 7 and self.quantization == "dynamic"),
+                "8, or 7 with quantization = dynamic"),
             "max_abs_diff": (self.max_abs_diff > 0, "> 0"),
         })  # fmt: skip
 

@@ -114,7 +114,9 @@ def quantize_model(
         if not calibration:
             raise ValueError("export.smooth_alpha needs calibration texts")
         smoothing = Smoothing(cfg.smooth_alpha, calibration)
-    return quant.quantize_dynamic_int8(src, dst, cfg.keep_fp32, smoothing)
+    return quant.quantize_dynamic_int8(
+        src, dst, cfg.keep_fp32, smoothing, reduce_range=cfg.weight_bits == 7
+    )
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str], max_length: int) -> tuple[Any, Any]:
@@ -232,7 +234,7 @@ def parity_check(
     if simulated and int8_sess is not None and "decision" in report:
         rep = report["decision"]
         rep.int8_qat_agreement = _qat_agreement(model, int8_sess, rep.output, tokenizer, texts,
-                                                max_length)  # fmt: skip
+                                                max_length, cfg.weight_bits)  # fmt: skip
         decision, reference = rep.int8_qat_agreement, "fake-quantised torch (qat), batch 1"
     if decision is not None and decision < cfg.min_int8_agreement:
         rep = report["decision"]
@@ -248,14 +250,14 @@ def parity_check(
 
 
 def _qat_agreement(model: GateModel, int8_sess: Any, output: str, tokenizer: Tokenizer,
-                   texts: list[str], max_length: int) -> float:  # fmt: skip
+                   texts: list[str], max_length: int, weight_bits: int = 8) -> float:  # fmt: skip
     """Share of ``texts`` whose decision argmax the int8 graph and the fake-quantised torch
     model agree on, one text at a time (no padding: the simulation's per-sample range and
     onnxruntime's per-tensor range are then the same range)."""
     from gatecli_train.qat import fake_quantised
 
     same = 0
-    with torch.no_grad(), fake_quantised(model):
+    with torch.no_grad(), fake_quantised(model, weight_bits):
         for text in texts:
             ids, mask = _encode(tokenizer, [text], max_length)
             want = model(torch.from_numpy(ids), torch.from_numpy(mask))["decision"]

@@ -480,7 +480,8 @@ def run(
             f"({sum(map(len, held.values()))} turns) and dev")  # fmt: skip
     # With [train] qat the model trains, is selected and calibrated as the int8 graph will
     # run it; the ONNX export below sees the plain fp32 forward again.
-    with qat.fake_quantised(start.model) if recipe.train.qat else contextlib.nullcontext():
+    bits = recipe.export.weight_bits
+    with qat.fake_quantised(start.model, bits) if recipe.train.qat else contextlib.nullcontext():
         result = fit(recipe, start, heads, ex_train, ex_dev, run_dir, progress=progress, log=log,
                      ex_heldout=ex_heldout)  # fmt: skip
         log(f"trained {result.steps} steps in {result.seconds:.0f}s (loss {result.final_loss:.4f})")

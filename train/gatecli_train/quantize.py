@@ -188,14 +188,21 @@ def quantize_blockwise(
 
 
 def quantize_dynamic_int8(
-    src: Path, dst: Path, keep_fp32: tuple[str, ...] = (), smoothing: Smoothing | None = None
+    src: Path,
+    dst: Path,
+    keep_fp32: tuple[str, ...] = (),
+    smoothing: Smoothing | None = None,
+    *,
+    reduce_range: bool = False,
 ) -> list[str]:
     """onnxruntime dynamic quantisation of the encoder's MatMuls (int8 weights per channel,
     uint8 activations per tensor: the ``MatMulInteger`` VNNI kernels), then the embedding
     table as in :func:`quantize_blockwise`. The heads' Gemms and matching MatMuls stay fp32.
     With ``smoothing``, activation outliers are first moved into the weights
-    (:mod:`gatecli_train.smoothing`). What ``[train] qat`` simulates
-    (:mod:`gatecli_train.qat`) and ``bench.py kernels`` times as ``dynamic_pc``."""
+    (:mod:`gatecli_train.smoothing`). ``reduce_range``: 7-bit weights, which x86 CPUs
+    without VNNI multiply without int16 saturation (:mod:`gatecli_train.qat`). What
+    ``[train] qat`` simulates and ``bench.py kernels`` times as ``dynamic_pc`` (and
+    ``dynamic_pc7``)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -216,10 +223,12 @@ def quantize_dynamic_int8(
             str(staged),
             weight_type=QuantType.QInt8,
             per_channel=True,
+            reduce_range=reduce_range,
             op_types_to_quantize=["MatMul"],
             nodes_to_exclude=[*excluded, *gemms],
         )
         model = onnx.load(str(staged))
     notes.extend(quantize_embeddings(model))
     onnx.save(model, str(dst))
-    return [*notes, f"MatMul: dynamic int8 per channel; {len(excluded)} kept fp32"]
+    bits = "7-bit weights (reduce_range)" if reduce_range else "8-bit weights"
+    return [*notes, f"MatMul: dynamic int8 per channel, {bits}; {len(excluded)} kept fp32"]

@@ -65,8 +65,11 @@ def mix(
         if t.get_vocab() != tok.get_vocab():
             raise ValueError(f"soup ingredient {spec} has another vocabulary than {specs[0]}")
     models = [m for m, _ in loaded]
+    what = f"uniform weight average of {len(specs)} models"
+    if len(specs) == 1:  # a soup of one: the model's weights unchanged, no training step
+        what = f"the weights of {specs[0]} unchanged (a soup of one: no training step)"
     base: dict[str, Any] = {
-        "base": f"uniform weight average of {len(specs)} models",
+        "base": what,
         "soup": list(specs),
         "layers": models[0].encoder.config.num_hidden_layers,
     }
