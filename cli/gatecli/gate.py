@@ -289,7 +289,16 @@ class Gate:
 
     def logits_ids(self, seqs: list[list[int]]) -> dict[str, np.ndarray]:
         """One forward pass over token-id lists -> raw logits per head, before temperature
-        (what calibration fits: ``gatecli calibrate`` refits this model's own outputs)."""
+        (what calibration fits: ``gatecli calibrate`` refits this model's own outputs).
+        A graph whose rows depend on each other (``onnx.max_batch``: dynamic int8) runs in
+        passes of at most that many, so a turn's outputs never depend on its batch-mates."""
+        most = self.config.onnx_max_batch
+        if most and len(seqs) > most:
+            parts = [self._forward(seqs[i : i + most]) for i in range(0, len(seqs), most)]
+            return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+        return self._forward(seqs)
+
+    def _forward(self, seqs: list[list[int]]) -> dict[str, np.ndarray]:
         width = max(len(s) for s in seqs)
         ids, mask = self._buffers(len(seqs), width)
         for r, s in enumerate(seqs):

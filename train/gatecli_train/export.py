@@ -307,8 +307,9 @@ def write_model_folder(
     try:
         try:
             report = parity_check(
-                model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat
-            )
+                model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat,
+                batch=1 if cfg.quantize and cfg.quantization == "dynamic" else 32,
+            )  # fmt: skip
         except ParityError as first:
             if int8_tmp is None or cfg.quantization != "blockwise" or not cfg.zero_point_fallback:
                 raise
@@ -358,6 +359,8 @@ def write_model_folder(
         or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
         onnx_inputs=list(ONNX_INPUTS),
         model_sha256=artifact.sha256_file(final),
+        # dynamic int8 rounds each MatMul input over the whole batch: one turn per pass
+        onnx_max_batch=1 if cfg.quantize and cfg.quantization == "dynamic" else None,
         extra={"parity": report.to_json(), **(extra or {})},
     )
     # Last, once every file is in place: write_config hashes model.onnx, tokenizer.json,
