@@ -133,6 +133,12 @@ def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
     # XSTest's over-refusal, guarded by the gate's own tolerance though its half is small
     start["cal:xstest_over_refusal"] = 0.20
     assert not hs.guard_falls({**start, "cal:xstest_over_refusal": 0.215}, start)[0]
+    # dev refuse recall (1.2.70's rounding moved borderline refusals to execute)
+    start["cal:dev_refuse_recall"] = 0.85
+    assert not hs.guard_falls({**start, "cal:dev_refuse_recall": 0.845}, start)[0]
+    assert set(hs.guard_falls({**start, "cal:dev_refuse_recall": 0.83}, start)[0]) == {
+        "cal:dev_refuse_recall"
+    }
     refusing, _ = hs.guard_falls({**start, "cal:xstest_over_refusal": 0.23}, start)
     assert refusing == {"cal:xstest_over_refusal": pytest.approx(0.03)}
 
