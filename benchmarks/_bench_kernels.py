@@ -13,6 +13,8 @@ grid, else 8-bit blocks), so the only difference is the MatMul kernel:
   (:func:`gatecli_train.quantize.quantize_dynamic_int8`: ``quantize_dynamic`` with
   ``per_channel=True`` on the MatMuls only, int8 weights per output channel, uint8
   activations per tensor: the U8S8 VNNI kernels);
+- ``dynamic_pc7``: the same with 7-bit weights (``export.weight_bits = 7``, onnxruntime's
+  ``reduce_range``), which x86 CPUs without VNNI multiply without int16 saturation;
 - ``dynamic_smooth``: the same after moving the feed-forward inputs' outliers into the
   weights (``export.smooth_alpha``, :mod:`gatecli_train.smoothing`), calibrated on dev turns.
 
@@ -152,14 +154,17 @@ def quantize_variants(
 
     paths = {"fp32": fp32, "blockwise": tmp / "blockwise.onnx",
              "blockwise_zp": tmp / "blockwise_zp.onnx",
-             "dynamic_pc": tmp / "dynamic_pc.onnx"}  # fmt: skip
+             "dynamic_pc": tmp / "dynamic_pc.onnx",
+             "dynamic_pc7": tmp / "dynamic_pc7.onnx"}  # fmt: skip
     logging.disable(logging.WARNING)  # the quantisers log every node they skip
     try:
         how = {"fp32": ["as exported"],
                "blockwise": quant.quantize_blockwise(fp32, paths["blockwise"]),
                "blockwise_zp": quant.quantize_blockwise(fp32, paths["blockwise_zp"],
                                                         symmetric=False),
-               "dynamic_pc": quant.quantize_dynamic_int8(fp32, paths["dynamic_pc"])}  # fmt: skip
+               "dynamic_pc": quant.quantize_dynamic_int8(fp32, paths["dynamic_pc"]),
+               "dynamic_pc7": quant.quantize_dynamic_int8(fp32, paths["dynamic_pc7"],
+                                                          reduce_range=True)}  # fmt: skip
         if smoothing is not None:
             paths["dynamic_smooth"] = tmp / "dynamic_smooth.onnx"
             how["dynamic_smooth"] = quant.quantize_dynamic_int8(
