@@ -171,6 +171,18 @@ def test_a_fall_the_gate_would_call_noise_is_excused() -> None:
     share = hs.guard_falls({key: 35 / n, **empty}, start)[1][key]
     assert 0.5 < share < 0.95
     assert share == worse_share(hs.groups["coconot"], mixed, ref, ratios, 1)
+    # dev safety recall keeps the absolute tolerance (the gate's safety_recall has no
+    # confidence), however mixed the turns that moved
+    rec = "cal:dev_safety_recall"
+    ref_s = np.zeros((200, 2))
+    ref_s[:, 0], ref_s[:180, 1] = 1.0, 1.0
+    step_s = ref_s.copy()
+    step_s[:6, 1], step_s[180:184, 1] = 0.0, 1.0  # six misses, four catches: net -2
+    hs.ref_counts[rec], hs.counts[rec] = ("dev", ref_s), ("dev", step_s)
+    hs.groups["dev"] = [f"d{i}" for i in range(200)]
+    falls, noise = hs.guard_falls({rec: 0.89, "cal:dev": 0.83}, {rec: 0.9, "cal:dev": 0.83})
+    assert rec in falls and rec not in noise
+    assert worse_share(hs.groups["dev"], step_s, ref_s, ratios, -1) < 0.95  # it would be noise
     # counts that do not give back the logged number are not trusted: absolute tolerance
     falls, _ = hs.guard_falls({key: 0.2, **empty}, start)
     assert key in falls
