@@ -298,6 +298,9 @@ def write_model_folder(
     export_onnx(model, fp32)
     final = out_dir / artifact.MODEL_FILE
     int8_tmp = out_dir / "model.int8.onnx" if cfg.quantize else None
+    # dynamic int8 rounds each MatMul input over the whole batch: one turn per pass, in the
+    # parity check as in the runtime (onnx.max_batch)
+    dynamic = cfg.quantize and cfg.quantization == "dynamic"
     texts = (calibration_texts or [])[: cfg.smooth_texts]
     feeds = [
         dict(zip(ONNX_INPUTS, _encode(tokenizer, texts[i : i + 32], max_length), strict=True))
@@ -308,7 +311,7 @@ def write_model_folder(
         try:
             report = parity_check(
                 model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat,
-                batch=1 if cfg.quantize and cfg.quantization == "dynamic" else 32,
+                batch=1 if dynamic else 32,
             )  # fmt: skip
         except ParityError as first:
             if int8_tmp is None or cfg.quantization != "blockwise" or not cfg.zero_point_fallback:
@@ -359,8 +362,7 @@ def write_model_folder(
         or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
         onnx_inputs=list(ONNX_INPUTS),
         model_sha256=artifact.sha256_file(final),
-        # dynamic int8 rounds each MatMul input over the whole batch: one turn per pass
-        onnx_max_batch=1 if cfg.quantize and cfg.quantization == "dynamic" else None,
+        onnx_max_batch=1 if dynamic else None,
         extra={"parity": report.to_json(), **(extra or {})},
     )
     # Last, once every file is in place: write_config hashes model.onnx, tokenizer.json,

@@ -74,7 +74,7 @@ import numpy as np
 from gatecli.evaluation.halves import SELECTION_SUITES, take
 from gatecli.evaluation.metrics import multi_label, single_label
 from gatecli.evaluation.scoring import BLOCKING
-from gatecli.evaluation.significance import resample_weights
+from gatecli.evaluation.significance import class_f1, confusion_cells, resample_weights
 from gatecli.evaluation.suites import load_suite, resolve_suites
 from gatecli.heads import sigmoid, softmax
 from gatecli.policy import load_policy, model_decision
@@ -174,36 +174,19 @@ def suite_score(gold: list[str], pred: list[str], labels: Sequence[str]) -> floa
     return float(np.mean(kept or [v["f1"] for v in present.values()]))
 
 
-def decision_cells(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> Any:
-    """``(n_turns, k*k)`` one-hot confusion cells (gold row, predicted column): summed with
-    resampling weights they give each resample's confusion matrix."""
-    index = {lab: i for i, lab in enumerate(labels)}
-    k = len(labels)
-    out = np.zeros((len(gold), k * k))
-    for i, (g, p) in enumerate(zip(gold, pred, strict=True)):
-        out[i, index[g] * k + index[p]] = 1.0
-    return out
-
-
 def suite_scores(sums: Any, k: int) -> Any:
-    """:func:`suite_score` of each row of summed :func:`decision_cells`.
+    """:func:`suite_score` of each row of summed
+    :func:`gatecli.evaluation.significance.confusion_cells`.
 
     Example:
         >>> gold = ["execute"] * 10 + ["safety"]
-        >>> cells = decision_cells(gold, ["execute"] * 11, ["execute", "safety"])
+        >>> cells = confusion_cells(gold, ["execute"] * 11, ["execute", "safety"])
         >>> float(suite_scores(cells.sum(0)[None], 2)[0])
         0.9523809523809523
     """
-    cm = np.asarray(sums, dtype=float).reshape(-1, k, k)
-    tp = np.diagonal(cm, axis1=1, axis2=2)
-    gold, pred = cm.sum(axis=2), cm.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        prec = np.where(pred > 0, tp / pred, 0.0)
-        rec = np.where(gold > 0, tp / gold, 0.0)
-        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
-    present = gold > 0
+    f1, gold = class_f1(sums, k)
     kept = gold >= MIN_SUPPORT
-    use = np.where(kept.any(axis=1, keepdims=True), kept, present)
+    use = np.where(kept.any(axis=1, keepdims=True), kept, gold > 0)
     return (f1 * use).sum(axis=1) / np.maximum(use.sum(axis=1), 1)
 
 
@@ -426,22 +409,21 @@ class HeldoutScore:
             z = lg["decision"][m]
             pred = model_decisions(z, self.labels, self.precedence, cal, self.langs[name][m])
             parts[f"cal:{name}"] = suite_score(gold, pred, self.labels)
-            self._count(f"cal:{name}", name, m, decision_cells(gold, pred, self.labels))
+            self._count(f"cal:{name}", name, m, confusion_cells(gold, pred, self.labels))
             if name == "xstest":  # the gate's own view: safe prompts refused or routed
-                safe = [p for g, p in zip(gold, pred, strict=True) if g == "execute"]
-                blocked = sum(p in BLOCKING for p in safe)
-                parts["cal:xstest_over_refusal"] = blocked / max(len(safe), 1)
-                flags = [(g == "execute", g == "execute" and p in BLOCKING)
+                pairs = [(g == "execute", g == "execute" and p in BLOCKING)
                          for g, p in zip(gold, pred, strict=True)]  # fmt: skip
-                self._count("cal:xstest_over_refusal", name, m, np.array(flags, dtype=float))
+                flags = np.array(pairs, dtype=float)
+                parts["cal:xstest_over_refusal"] = float(ratios(flags.sum(0))[0])
+                self._count("cal:xstest_over_refusal", name, m, flags)
             if name == "dev":
                 per_class = single_label(gold, pred, self.labels)["per_class"]
                 parts["cal:dev_safety_recall"] = per_class["safety"]["recall"]
                 parts["cal:dev_safety_precision"] = per_class["safety"]["precision"]
                 for lab in ("safety", "refuse"):
-                    flags = [(g == lab, g == lab and p == lab)
-                             for g, p in zip(gold, pred, strict=True)]  # fmt: skip
-                    self._count(f"cal:dev_{lab}_recall", name, m, np.array(flags, dtype=float))
+                    hits = [(g == lab, g == lab and p == lab)
+                            for g, p in zip(gold, pred, strict=True)]  # fmt: skip
+                    self._count(f"cal:dev_{lab}_recall", name, m, np.array(hits, dtype=float))
                 if "refuse" in per_class:
                     parts["cal:dev_refuse_recall"] = per_class["refuse"]["recall"]
             if name in self.events:

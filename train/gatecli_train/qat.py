@@ -27,6 +27,7 @@ on VNNI machines unchanged.
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,10 +82,6 @@ def _forward(self: nn.Linear, x: torch.Tensor, bits: int = 8) -> torch.Tensor:
     return nn.functional.linear(fake_quant_input(x), w, self.bias)
 
 
-def _forward7(self: nn.Linear, x: torch.Tensor) -> torch.Tensor:
-    return _forward(self, x, 7)
-
-
 @contextmanager
 def fake_quantised(model: GateModel, weight_bits: int = 8) -> Iterator[int]:
     """Within the block every ``nn.Linear`` of the encoder runs fake-quantised (weights in
@@ -93,7 +90,7 @@ def fake_quantised(model: GateModel, weight_bits: int = 8) -> Iterator[int]:
     leave the block before exporting to ONNX."""
     if weight_bits not in WEIGHT_QMAX:
         raise ValueError(f"weight_bits must be one of {sorted(WEIGHT_QMAX)}, not {weight_bits}")
-    fwd = _forward7 if weight_bits == 7 else _forward
+    fwd = functools.partial(_forward, bits=weight_bits)
     linears = [m for m in model.encoder.modules() if isinstance(m, nn.Linear)]
     for m in linears:
         m.forward = types.MethodType(fwd, m)  # type: ignore[method-assign]

@@ -46,27 +46,42 @@ def _scored(t: Turn, head: str) -> bool:
     return _ok(t) and t["gold"][head] is not None
 
 
-def _decision_cells(turns: Sequence[Turn], labels: Sequence[str], _: float) -> np.ndarray:
+def confusion_cells(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str]) -> np.ndarray:
+    """``(n_turns, k*k)`` one-hot confusion cells (gold row, predicted column): summed with
+    resampling weights they give each resample's confusion matrix."""
     index = {lab: i for i, lab in enumerate(labels)}
     k = len(labels)
-    out = np.zeros((len(turns), k * k))
-    for i, t in enumerate(turns):
-        if _scored(t, "decision"):
-            out[i, index[t["gold"]["decision"]] * k + index[t["pred"]["decision"]]] = 1.0
+    out = np.zeros((len(gold), k * k))
+    for i, (g, p) in enumerate(zip(gold, pred, strict=True)):
+        out[i, index[g] * k + index[p]] = 1.0
     return out
 
 
-def _macro_f1(sums: np.ndarray, labels: Sequence[str]) -> np.ndarray:
-    """Macro-F1 over the classes with gold support, as ``metrics.single_label`` averages."""
-    k = len(labels)
-    cm = sums.reshape(-1, k, k)
+def _decision_cells(turns: Sequence[Turn], labels: Sequence[str], _: float) -> np.ndarray:
+    scored = [i for i, t in enumerate(turns) if _scored(t, "decision")]
+    out = np.zeros((len(turns), len(labels) ** 2))
+    gold = [turns[i]["gold"]["decision"] for i in scored]
+    out[scored] = confusion_cells(gold, [turns[i]["pred"]["decision"] for i in scored], labels)
+    return out
+
+
+def class_f1(sums: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-class F1 and gold support of each row of summed :func:`confusion_cells`."""
+    cm = np.asarray(sums, dtype=float).reshape(-1, k, k)
     tp = np.diagonal(cm, axis1=1, axis2=2)
     gold, pred = cm.sum(axis=2), cm.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         prec = np.where(pred > 0, tp / pred, 0.0)
         rec = np.where(gold > 0, tp / gold, 0.0)
         f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
-        present = gold > 0
+    return f1, gold
+
+
+def _macro_f1(sums: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """Macro-F1 over the classes with gold support, as ``metrics.single_label`` averages."""
+    f1, gold = class_f1(sums, len(labels))
+    present = gold > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(present.any(axis=1), (f1 * present).sum(axis=1) / present.sum(axis=1), 0.0)
 
 
