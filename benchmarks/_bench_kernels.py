@@ -16,7 +16,8 @@ grid, else 8-bit blocks), so the only difference is the MatMul kernel:
 - ``dynamic_pc7``: the same with 7-bit weights (``export.weight_bits = 7``, onnxruntime's
   ``reduce_range``), which x86 CPUs without VNNI multiply without int16 saturation;
 - ``dynamic_smooth``: the same after moving the feed-forward inputs' outliers into the
-  weights (``export.smooth_alpha``, :mod:`gatecli_train.smoothing`), calibrated on dev turns.
+  weights (``export.smooth_alpha``, :mod:`gatecli_train.smoothing`), calibrated on dev turns;
+  ``dynamic_smooth7`` with 7-bit weights (the 1.2.72 candidate's export).
 
 Each is timed like the runtime uses it (one thread, bare ``session.run`` on pre-tokenised
 ids): p50 of single turns and turns/s of length-sorted batches of 32. Decision agreement is
@@ -169,6 +170,10 @@ def quantize_variants(
             paths["dynamic_smooth"] = tmp / "dynamic_smooth.onnx"
             how["dynamic_smooth"] = quant.quantize_dynamic_int8(
                 fp32, paths["dynamic_smooth"], smoothing=smoothing
+            )
+            paths["dynamic_smooth7"] = tmp / "dynamic_smooth7.onnx"
+            how["dynamic_smooth7"] = quant.quantize_dynamic_int8(
+                fp32, paths["dynamic_smooth7"], smoothing=smoothing, reduce_range=True
             )
     finally:
         logging.disable(logging.NOTSET)

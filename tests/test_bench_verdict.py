@@ -44,3 +44,28 @@ def test_single_turn_agreement_counts_too() -> None:
     assert verdict(rows).startswith("blockwise: the only int8 variant")
     fast["agreement_1"] = 0.996
     assert verdict(rows).startswith("dynamic_smooth is the fastest")
+
+
+def test_every_variant_is_written_and_runs(tmp_path: Path) -> None:
+    """quantize_variants on the tiny fp32 folder (plumbing): each int8 variant, the smoothed
+    7-bit one included, loads in onnxruntime and gives every head's logits for real ids."""
+    import numpy as np
+    import onnxruntime as ort
+    from _bench_kernels import calibration_feeds, quantize_variants
+
+    from gatecli.gate import Gate
+    from gatecli_train.smoothing import Smoothing
+    from gatecli_train.tiny import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    gate = Gate(folder, coach_fn=None, segment_guard=False)
+    seqs, _ = gate._encode([{"user_message": t} for t in ("turn off the lights", "je veux")])
+    feeds = calibration_feeds(seqs, gate._pad_id)
+    paths, how = quantize_variants(folder / "model.onnx", tmp_path, Smoothing(0.7, feeds))
+    assert set(paths) == set(how) >= {"dynamic_pc7", "dynamic_smooth", "dynamic_smooth7"}
+    assert any("smoothed" in note for note in how["dynamic_smooth7"])
+    assert any("7-bit" in note for note in how["dynamic_smooth7"])
+    for name, path in paths.items():
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        out = session.run(None, {k: v for k, v in feeds[0].items()})
+        assert all(np.isfinite(o).all() for o in out), name
