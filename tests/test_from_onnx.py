@@ -62,11 +62,15 @@ def test_shipped_folder_round_trips() -> None:
 
 
 @pytest.mark.parametrize("optimised", [False, True])
-def test_smoothed_dynamic_graph_reads_back_unsmoothed(tmp_path: Path, optimised: bool) -> None:
+@pytest.mark.parametrize("keep_fp32", [(), (r"layer\.\d+/output/dense/MatMul",)])
+def test_smoothed_dynamic_graph_reads_back_unsmoothed(
+    tmp_path: Path, optimised: bool, keep_fp32: tuple[str, ...]
+) -> None:
     """Smoothing multiplies weight row ``j`` by ``s_j`` and the MatMul input by ``1 / s``;
     the reader folds ``1 / s`` back in, so the weights are the fp32 ones up to int8 rounding
     (read without the fold they are off by ``s``, which alpha 0.5 spreads far from 1 on
-    these random weights), also from the graph saved optimised (``DynamicQuantizeMatMul``)."""
+    these random weights), also from the graph saved optimised (``DynamicQuantizeMatMul``)
+    and where the smoothed feed-forward output projections stay fp32 (1.2.73's export)."""
     from gatecli.session import save_optimized
     from gatecli_train.from_onnx import state_from_onnx
     from gatecli_train.quantize import quantize_dynamic_int8
@@ -82,7 +86,8 @@ def test_smoothed_dynamic_graph_reads_back_unsmoothed(tmp_path: Path, optimised:
         ids[i, : len(s)], mask[i, : len(s)] = s, 1
     dst = tmp_path / "smoothed.onnx"
     smoothing = Smoothing(0.5, [{"input_ids": ids, "attention_mask": mask}])
-    quantize_dynamic_int8(folder / "model.onnx", dst, smoothing=smoothing)
+    notes = quantize_dynamic_int8(folder / "model.onnx", dst, keep_fp32, smoothing)
+    assert notes[-1].endswith(f"{2 * len(keep_fp32)} kept fp32")
     if optimised:
         save_optimized(dst, tmp_path / "optimised.onnx")
         dst = tmp_path / "optimised.onnx"

@@ -186,14 +186,15 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
                 if len(node.input) > 5 and node.input[5] in init:
                     state.setdefault(key[: -len(".weight")] + ".bias", init[node.input[5]])
             elif node.op_type in _INT8_INPUTS:
-                weight = _matmul_int8(node, init, scales)
-                inv = smooth.get(_activation(node, quantised))
-                state[key] = weight if inv is None else weight * inv[None, :]
+                state[key] = _matmul_int8(node, init, scales)
                 bias = _INT8_INPUTS[node.op_type][3]
                 if bias is not None and len(node.input) > bias and node.input[bias] in init:
                     state.setdefault(key[: -len(".weight")] + ".bias", init[node.input[bias]])
-            elif node.input[1] in init:  # fp32 graph: B is the transposed weight
+            elif node.input[1] in init:  # fp32 graph (or a MatMul kept fp32): B transposed
                 state[key] = init[node.input[1]].T
+            inv = smooth.get(_activation(node, quantised))
+            if inv is not None and key in state:  # the Mul by 1 / s, folded back in
+                state[key] = state[key] * inv[None, :]
         elif node.op_type == "GatherBlockQuantized":
             state["encoder.embeddings.word_embeddings.weight"] = _gather_block(node, init)
         elif node.op_type == "LayerNormalization":
@@ -202,8 +203,13 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
         elif node.op_type == "SkipLayerNormalization":  # optimised: residual Add + LayerNorm
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
             out, suffix = node.output[0], "/LayerNormalization_output_0"
-            if len(node.input) > 4 and node.input[4]:
-                raise ValueError(f"{node.name}: a SkipLayerNormalization bias is not read back")
+            if len(node.input) > 4 and node.input[4]:  # the bias of the MatMul it adds
+                src = [
+                    m for i in node.input[:2] if (m := _MATMUL.match(i.removesuffix("_output_0")))
+                ]
+                if not src or node.input[4] not in init:
+                    raise ValueError(f"{node.name}: its bias belongs to no MatMul read here")
+                state.setdefault(src[0].group(1).replace("/", ".") + ".bias", init[node.input[4]])
             if out.startswith("/model/") and out.endswith(suffix):
                 path = out[len("/model/") : -len(suffix)].replace("/", ".")
                 for k, what in ((2, "weight"), (3, "bias")):
