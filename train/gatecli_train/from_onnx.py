@@ -204,12 +204,11 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
             out, suffix = node.output[0], "/LayerNormalization_output_0"
             if len(node.input) > 4 and node.input[4]:  # the bias of the MatMul it adds
-                src = [
-                    m for i in node.input[:2] if (m := _MATMUL.match(i.removesuffix("_output_0")))
-                ]
-                if not src or node.input[4] not in init:
+                added = [m.group(1) for i in node.input[:2]
+                         if (m := _MATMUL.match(i.removesuffix("_output_0")))]  # fmt: skip
+                if not added or node.input[4] not in init:
                     raise ValueError(f"{node.name}: its bias belongs to no MatMul read here")
-                state.setdefault(src[0].group(1).replace("/", ".") + ".bias", init[node.input[4]])
+                state.setdefault(added[0].replace("/", ".") + ".bias", init[node.input[4]])
             if out.startswith("/model/") and out.endswith(suffix):
                 path = out[len("/model/") : -len(suffix)].replace("/", ".")
                 for k, what in ((2, "weight"), (3, "bias")):
