@@ -54,8 +54,43 @@ def test_tiny_folder_round_trips(tmp_path: Path, quantization: str) -> None:
     assert min(v for k, v in got.items() if k != "max_diff") > 0.99, got
 
 
+def _compare_simulated(folder: Path) -> dict[str, float]:
+    """A dynamic int8 folder: its graph against the read-back model fake-quantised as that
+    graph rounds (:func:`gatecli_train.from_onnx.rounding_from_onnx`), one turn at a time
+    as the runtime runs such a graph (``onnx.max_batch`` 1)."""
+    from gatecli_train.from_onnx import rounding_from_onnx
+    from gatecli_train.qat import fake_quantised
+
+    gate = Gate(folder, coach_fn=None, segment_guard=False)
+    model, _, _ = load_folder_model(folder, head_defs_from_catalog(gate.folder.catalog))
+    rounding = rounding_from_onnx(gate.folder.model_path)
+    seqs, _ = gate._encode([{"user_message": t} for t in TEXTS])
+    ort = gate.logits_ids(seqs)
+    out: dict[str, list[np.ndarray]] = {name: [] for name in ort}
+    with torch.no_grad(), fake_quantised(model, rounding.weight_bits, rounding):
+        for s in seqs:
+            ids = torch.tensor([s])
+            got = model(ids, torch.ones_like(ids))
+            for name in ort:
+                out[name].append(got[name.removesuffix("_logits")].numpy()[0])
+    sim = {name: np.stack(v) for name, v in out.items()}
+    per_turn = np.max([np.abs(ort[n] - sim[n]).max(axis=1) for n in ort], axis=0)
+    return {
+        name: float(np.corrcoef(ort[name].ravel(), sim[name].ravel())[0, 1]) for name in ort
+    } | {"exact_share": float((per_turn <= 1e-4).mean())}
+
+
 def test_shipped_folder_round_trips() -> None:
-    got = _compare(default_model_dir())
+    folder = default_model_dir()
+    if Gate(folder, coach_fn=None).config.onnx_max_batch == 1:  # dynamic int8: simulated
+        got = _compare_simulated(folder)
+        assert min(v for k, v in got.items() if k != "exact_share") > 0.999, got
+        # most turns come out bit for bit; on the others one activation lands on the other
+        # side of a rounding step (float sums in another order) and the logits move by up
+        # to ~0.7 (1.2.70 and 1.2.72: 5 of these 8 turns exact each)
+        assert got["exact_share"] >= 0.5, got
+        return
+    got = _compare(folder)
     # int8 activations in onnxruntime vs fp32 in torch: close, not equal
     assert min(v for k, v in got.items() if k != "max_diff") > 0.999, got
     assert got["max_diff"] < 0.3, got

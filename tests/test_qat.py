@@ -155,3 +155,46 @@ def test_seven_bit_rounding_is_what_reduce_range_stores() -> None:
         ExportConfig(weight_bits=7)
     with pytest.raises(ValueError, match="weight_bits"), qat.fake_quantised(object(), 6):  # type: ignore[arg-type]
         pass
+
+
+@pytest.mark.parametrize("keep_fp32", [(), (r"layer\.\d+/output/dense/MatMul",)])
+def test_simulation_of_a_smoothed_graph_is_that_graph(tmp_path: Path, keep_fp32: tuple) -> None:
+    """``fake_quantised(model, 7, rounding_from_onnx(graph))`` computes what a smoothed 7-bit
+    dynamic graph computes, MatMuls kept fp32 included (1.2.72/1.2.73's exports), one turn at
+    a time; the plain simulation (every Linear, unsmoothed) does not."""
+    from gatecli.gate import Gate
+    from gatecli_train.from_onnx import load_folder_model, rounding_from_onnx
+    from gatecli_train.model import head_defs_from_catalog
+    from gatecli_train.smoothing import Smoothing
+    from gatecli_train.tiny import build_tiny_model
+
+    folder = build_tiny_model(tmp_path / "tiny")
+    gate = Gate(folder, coach_fn=None, segment_guard=False)
+    texts = ["turn off the lights", "帮我订一张去上海的火车票", "je veux mourir", "ok",
+             "remind me to call mom tomorrow at 5 and then play some jazz please"]  # fmt: skip
+    seqs, _ = gate._encode([{"user_message": t} for t in texts])
+    feeds = [{"input_ids": np.array([s]), "attention_mask": np.ones((1, len(s)), np.int64)}
+             for s in seqs]  # fmt: skip
+    dst = tmp_path / "q.onnx"
+    Q.quantize_dynamic_int8(folder / "model.onnx", dst, keep_fp32, Smoothing(0.7, feeds),
+                            reduce_range=True)  # fmt: skip
+    rounding = rounding_from_onnx(dst)
+    assert len(rounding.rounded) == 6 * 2 - 2 * len(keep_fp32)  # tiny: 2 layers of 6 Linears
+    assert len(rounding.inv_scales) == 2 * (2 - len(keep_fp32))  # the smoothed, still int8
+    assert rounding.weight_bits == 7
+    model, _, _ = load_folder_model(folder, head_defs_from_catalog(gate.folder.catalog))
+    sess = ort.InferenceSession(str(dst), providers=["CPUExecutionProvider"])
+
+    def worst(graph: object) -> float:
+        diff = 0.0
+        with torch.no_grad(), qat.fake_quantised(model, 7, graph):  # type: ignore[arg-type]
+            for feed in feeds:
+                want = sess.run(["decision_logits"], feed)[0]
+                ids, mask = (torch.from_numpy(feed[k]) for k in ("input_ids", "attention_mask"))
+                got = model(ids, mask)["decision"].numpy()
+                diff = max(diff, float(np.abs(got - want).max()))
+        return diff
+
+    exact, plain = worst(rounding), worst(None)
+    # tiny random logits are small: 2e-7 against 1.2e-4 when written
+    assert exact < 1e-5 and plain > 10 * exact, (exact, plain)

@@ -30,6 +30,7 @@ from gatecli_train import quantize as quant
 from gatecli_train.calibrate import Calibration
 from gatecli_train.config import ExportConfig
 from gatecli_train.model import ExportWrapper, GateModel
+from gatecli_train.qat import GraphRounding
 from gatecli_train.smoothing import Smoothing
 
 ONNX_INPUTS = ["input_ids", "attention_mask"]
@@ -191,12 +192,16 @@ def parity_check(
 ) -> ExportReport:
     """Torch vs ONNX fp32 on every head, fp32 vs int8 decisions, keyed by output name.
 
-    With ``qat`` (a ``[train] qat`` run) exported as dynamic int8 without smoothing (the
-    rounding :mod:`gatecli_train.qat` simulates: dynamic int8 at batch 1; smoothing rounds
-    other inputs) the int8 decisions are held to the fake-quantised torch model instead, one
-    turn at a time: that model is what training selected and calibration fitted, and its fp32
-    twin is not (the 1.2.11 QAT run's 3,000 parity turns: int8 vs fake-quantised 0.995, int8
-    vs fp32 0.978). Agreement with fp32 is still reported.
+    A dynamic int8 graph is also compared with its simulation, one turn at a time: the torch
+    model fake-quantised as that graph rounds it (:func:`gatecli_train.qat.fake_quantised`
+    with :func:`gatecli_train.from_onnx.rounding_from_onnx`: its MatMuls kept fp32 stay fp32,
+    smoothed inputs rounded as ``x / s`` and ``W * s``), which tells an export fault from the
+    rounding's own cost (1.2.72: 0.988 with fp32). With ``qat`` (a ``[train] qat`` run)
+    exported without smoothing (what training simulated; smoothing rounds other inputs) the
+    int8 decisions are held to that simulation instead of fp32: the fake-quantised model is
+    what training selected and calibration fitted, and its fp32 twin is not (the 1.2.11 QAT
+    run's 3,000 parity turns: int8 vs fake-quantised 0.995, int8 vs fp32 0.978). Agreement
+    with fp32 is reported either way.
     Raises :class:`ParityError` listing every head outside its tolerance.
     """
     model.eval()
@@ -230,12 +235,16 @@ def parity_check(
                             f"{rep.fp32_max_abs_diff:.2e} > {cfg.max_abs_diff:.0e}")  # fmt: skip
     decision = report["decision"].int8_argmax_agreement if "decision" in report else None
     reference = "fp32"
-    simulated = qat and cfg.quantization == "dynamic" and not cfg.smooth_alpha
-    if simulated and int8_sess is not None and "decision" in report:
+    dynamic = cfg.quantization == "dynamic" and int8_path is not None
+    if dynamic and int8_sess is not None and int8_path is not None and "decision" in report:
+        from gatecli_train.from_onnx import rounding_from_onnx
+
         rep = report["decision"]
         rep.int8_qat_agreement = _qat_agreement(model, int8_sess, rep.output, tokenizer, texts,
-                                                max_length, cfg.weight_bits)  # fmt: skip
-        decision, reference = rep.int8_qat_agreement, "fake-quantised torch (qat), batch 1"
+                                                max_length, cfg.weight_bits,
+                                                rounding_from_onnx(int8_path))  # fmt: skip
+        if qat and not cfg.smooth_alpha:  # training simulated the unsmoothed rounding
+            decision, reference = rep.int8_qat_agreement, "fake-quantised torch (qat), batch 1"
     if decision is not None and decision < cfg.min_int8_agreement:
         rep = report["decision"]
         problems.append(f"decision: int8 agreement with {reference} {decision:.4f} < "
@@ -250,14 +259,15 @@ def parity_check(
 
 
 def _qat_agreement(model: GateModel, int8_sess: Any, output: str, tokenizer: Tokenizer,
-                   texts: list[str], max_length: int, weight_bits: int = 8) -> float:  # fmt: skip
+                   texts: list[str], max_length: int, weight_bits: int = 8,
+                   graph: GraphRounding | None = None) -> float:  # fmt: skip
     """Share of ``texts`` whose decision argmax the int8 graph and the fake-quantised torch
     model agree on, one text at a time (no padding: the simulation's per-sample range and
     onnxruntime's per-tensor range are then the same range)."""
     from gatecli_train.qat import fake_quantised
 
     same = 0
-    with torch.no_grad(), fake_quantised(model, weight_bits):
+    with torch.no_grad(), fake_quantised(model, weight_bits, graph):
         for text in texts:
             ids, mask = _encode(tokenizer, [text], max_length)
             want = model(torch.from_numpy(ids), torch.from_numpy(mask))["decision"]

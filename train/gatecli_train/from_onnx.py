@@ -34,6 +34,7 @@ from tokenizers import Tokenizer
 
 from gatecli import artifact
 from gatecli_train.model import GateModel, HeadDef, heads_match
+from gatecli_train.qat import WEIGHT_QMAX, GraphRounding
 
 PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 # onnxruntime fusions (a graph saved optimised) whose weights this reader does not undo; the
@@ -139,6 +140,43 @@ def _by_node(
             state[key] = init[node.input[k]]
 
 
+def _smoothing(
+    graph: onnx.GraphProto, init: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The ``1 / s`` of each smoothed tensor (:mod:`gatecli_train.smoothing`: a
+    ``smooth_<k>`` Mul's output), and what each ``DynamicQuantizeLinear`` output rounds."""
+    smooth = {n.output[0]: init[n.input[1]] for n in graph.node if n.op_type == "Mul"
+              and n.name.startswith("smooth_") and n.input[1] in init}  # fmt: skip
+    quantised = {n.output[0]: n.input[0] for n in graph.node
+                 if n.op_type == "DynamicQuantizeLinear"}  # fmt: skip
+    return smooth, quantised
+
+
+def rounding_from_onnx(path: Path) -> GraphRounding:
+    """Which encoder Linears a dynamic int8 graph rounds, and the ``1 / s`` of the smoothed
+    ones: what :func:`gatecli_train.qat.fake_quantised` needs to compute what the graph
+    computes (a MatMul kept fp32 is not rounded; a smoothed one rounds ``x / s`` and
+    ``W * s``)."""
+    graph = onnx.load(str(path)).graph
+    init = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    smooth, quantised = _smoothing(graph, init)
+    rounded: set[str] = set()
+    inv: dict[str, torch.Tensor] = {}
+    peak = 0
+    for node in graph.node:
+        m = _MATMUL.match(node.name)
+        if m and node.op_type in _INT8_INPUTS and m.group(1).startswith("encoder"):
+            name = m.group(1).replace("/", ".")
+            rounded.add(name)
+            peak = max(peak, int(np.abs(init[node.input[1]].astype(np.int32)).max()))
+            scale = smooth.get(_activation(node, quantised))
+            if scale is not None:
+                inv[name] = torch.from_numpy(np.array(scale, dtype=np.float32))
+    if not rounded:
+        raise ValueError(f"{path}: no dynamic int8 MatMul in the graph")
+    return GraphRounding(frozenset(rounded), inv, 7 if peak <= WEIGHT_QMAX[7] else 8)
+
+
 def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """GateModel state dict and the facts a ``BertConfig`` needs, from an exported graph."""
     graph = onnx.load(str(path)).graph
@@ -166,11 +204,7 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
     if fused:
         raise ValueError(f"{path}: an optimised graph with {', '.join(fused)} nodes cannot be "
                          "read back (only the blockwise graph's fusions are)")  # fmt: skip
-    # smoothing (gatecli_train.smoothing): "smooth_<k>" multiplies a MatMul input by 1 / s
-    smooth = {n.output[0]: init[n.input[1]] for n in graph.node if n.op_type == "Mul"
-              and n.name.startswith("smooth_") and n.input[1] in init}  # fmt: skip
-    quantised = {n.output[0]: n.input[0] for n in graph.node
-                 if n.op_type == "DynamicQuantizeLinear"}  # fmt: skip
+    smooth, quantised = _smoothing(graph, init)
     # quantize_dynamic multiplies the activation scale by the weight's in "<node>_scales_mul".
     scales = {n.name[: -len("_scales_mul")]: i for n in graph.node
               if n.op_type == "Mul" and n.name.endswith("_scales_mul")

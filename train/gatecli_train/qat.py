@@ -31,6 +31,7 @@ import functools
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -77,22 +78,52 @@ def fake_quant_weight(w: torch.Tensor, bits: int = 8) -> torch.Tensor:
     return w + (q - w).detach()
 
 
-def _forward(self: nn.Linear, x: torch.Tensor, bits: int = 8) -> torch.Tensor:
-    w = fake_quant_weight(self.weight, bits)
-    return nn.functional.linear(fake_quant_input(x), w, self.bias)
+def _forward(
+    self: nn.Linear, x: torch.Tensor, bits: int = 8, inv: torch.Tensor | None = None
+) -> torch.Tensor:
+    if inv is None:
+        return nn.functional.linear(fake_quant_input(x), fake_quant_weight(self.weight, bits),
+                                    self.bias)  # fmt: skip
+    # smoothed (gatecli_train.smoothing): the graph multiplies the input by 1 / s and holds
+    # the weight times s, and rounds both of those
+    w = fake_quant_weight(self.weight / inv[None, :], bits)
+    return nn.functional.linear(fake_quant_input(x * inv), w, self.bias)
+
+
+@dataclass(frozen=True)
+class GraphRounding:
+    """What an exported dynamic int8 graph rounds (read by
+    :func:`gatecli_train.from_onnx.rounding_from_onnx`): the ``Linear`` modules it runs as
+    int8 (by name in the GateModel) and, for smoothed inputs, the ``1 / s`` it multiplies
+    them by."""
+
+    rounded: frozenset[str]
+    inv_scales: dict[str, torch.Tensor] = field(default_factory=dict)
+    # 7 where every int8 weight is within reduce_range's [-64, 64], else 8
+    weight_bits: int = 8
 
 
 @contextmanager
-def fake_quantised(model: GateModel, weight_bits: int = 8) -> Iterator[int]:
+def fake_quantised(
+    model: GateModel, weight_bits: int = 8, graph: GraphRounding | None = None
+) -> Iterator[int]:
     """Within the block every ``nn.Linear`` of the encoder runs fake-quantised (weights in
-    ``weight_bits``, 8 or 7); yields their count. The state dict keeps its keys (only
-    ``forward`` is swapped), so checkpoints, selection and export read the same weights;
-    leave the block before exporting to ONNX."""
+    ``weight_bits``, 8 or 7); yields their count. With ``graph``, only the Linears that graph
+    rounds, smoothed as it smooths them (its MatMuls kept fp32 stay fp32): the model then
+    computes what that export computes, one turn at a time. The state dict keeps its keys
+    (only ``forward`` is swapped), so checkpoints, selection and export read the same
+    weights; leave the block before exporting to ONNX."""
     if weight_bits not in WEIGHT_QMAX:
         raise ValueError(f"weight_bits must be one of {sorted(WEIGHT_QMAX)}, not {weight_bits}")
-    fwd = functools.partial(_forward, bits=weight_bits)
-    linears = [m for m in model.encoder.modules() if isinstance(m, nn.Linear)]
+    names = {m: name for name, m in model.named_modules()}
+    linears = [m for m in model.encoder.modules() if isinstance(m, nn.Linear)
+               and (graph is None or names[m] in graph.rounded)]  # fmt: skip
+    if graph is not None and len(linears) != len(graph.rounded):
+        missing = sorted(graph.rounded - {names[m] for m in linears})
+        raise ValueError(f"the graph rounds Linears this model does not have: {missing[:3]}")
     for m in linears:
+        inv = None if graph is None else graph.inv_scales.get(names[m])
+        fwd = functools.partial(_forward, bits=weight_bits, inv=inv)
         m.forward = types.MethodType(fwd, m)  # type: ignore[method-assign]
     try:
         yield len(linears)
