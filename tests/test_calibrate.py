@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gatecli_train.calibrate import (
     best_f1_threshold,
@@ -50,6 +51,27 @@ def test_f1_threshold_and_ece() -> None:
     assert 0.3 < best_f1_threshold(p, y, 0.2, 0.8) <= 0.35
     perfect = np.eye(3)[[0, 1, 2, 0]]
     assert expected_calibration_error(perfect, np.array([0, 1, 2, 0])) == 0.0
+
+
+def test_plateau_threshold_is_the_highest_near_the_best_f1() -> None:
+    """A flat F1 curve: the arg-max lands where noise puts it, the plateau rule at the top
+    of the near-best range (fewer predicted labels on turns that have none)."""
+    rng = np.random.default_rng(0)
+    y = (rng.random(4000) < 0.1).astype(int)
+    p = np.clip(np.where(y == 1, rng.normal(0.75, 0.12, 4000), rng.beta(1, 12, 4000)), 0, 1)
+    argmax = best_f1_threshold(p, y, 0.2, 0.8)
+    top = best_f1_threshold(p, y, 0.2, 0.8, plateau=0.01)
+    assert top > argmax
+    f1 = {t: _f1(p >= t, y) for t in (argmax, top)}
+    assert f1[top] >= f1[argmax] - 0.01
+    assert best_f1_threshold(p, y, 0.2, 0.8, plateau=0.99) == pytest.approx(0.8)  # ceiling
+    with pytest.raises(ValueError, match="threshold_plateau"):
+        CalibrationConfig(threshold_plateau=1.0)
+
+
+def _f1(pred: np.ndarray, y: np.ndarray) -> float:
+    tp = float((pred & (y == 1)).sum())
+    return 2 * tp / max(1.0, float(pred.sum()) + float(y.sum()))
 
 
 def _two_languages() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

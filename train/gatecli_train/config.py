@@ -216,6 +216,10 @@ class CalibrationConfig:
     min_label_support: int = 8
     threshold_floor: float = 0.2
     threshold_ceiling: float = 0.8
+    # > 0: a multi-label threshold is the highest one whose dev F1 is within this of the best
+    # (calibrate.best_f1_threshold: the arg-max of a flat F1 curve is noise, and held-out
+    # turns pay for a low one in false events); 0: the arg-max, ties nearest 0.5.
+    threshold_plateau: float = 0.0
     # Per-language safety thresholds (calibrate.language_safety_thresholds): a language
     # needs this many dev safety turns for its own fit, which is shrunk toward the pooled
     # threshold as if the pooled fit were lang_prior_positives more turns.
@@ -237,6 +241,7 @@ class CalibrationConfig:
             "min_label_support": (self.min_label_support >= 1, ">= 1"),
             "threshold_floor": (0 <= self.threshold_floor <= self.threshold_ceiling <= 1,
                                 "<= threshold_ceiling, both in [0, 1]"),
+            "threshold_plateau": (0 <= self.threshold_plateau < 1, "in [0, 1)"),
         })  # fmt: skip
 
 
