@@ -104,3 +104,27 @@ def test_calibrate_cli(tiny_model_dir: Path, tmp_path: Path) -> None:
     missing = runner.invoke(app, ["calibrate", "--data", str(tmp_path / "none.jsonl"), "-o",
                                   str(tmp_path / "m3"), "-m", str(tiny_model_dir)])  # fmt: skip
     assert missing.exit_code == 2 and not (tmp_path / "m3").exists()
+
+
+def test_refit_of_chosen_heads_keeps_the_others(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """``--head``: only the named heads are refit; the decision head keeps its calibration
+    byte for byte (what the 1.2.52 candidate needed: its decision refit moved English
+    safety), and a head the folder lacks is refused before anything is written."""
+    data = tmp_path / "dev.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _records()), encoding="utf-8")
+    before = artifact.load_model_folder(tiny_model_dir).config.heads
+    out = tmp_path / "m"
+    args = ["calibrate", "-m", str(tiny_model_dir), "--data", str(data), "-o", str(out),
+            "--set", "calibration.lang_min_positives=5"]  # fmt: skip
+    ok = runner.invoke(app, [*args, "--head", "events", "--head", "scenario_tags"])
+    assert ok.exit_code == 0, ok.output
+    after = artifact.load_model_folder(out).config
+    assert after.heads["decision"] == before["decision"]
+    assert after.heads["missing_slots"] == before["missing_slots"]
+    fit = json.loads(ok.stdout)
+    assert after.heads["events"].temperature == fit["temperatures"]["events"]
+    assert after.heads["decision"].temperature != fit["temperatures"]["decision"]
+    assert after.extra["recalibration"]["heads"] == ["events", "scenario_tags"]
+    bad = runner.invoke(app, [*args[:6], str(tmp_path / "m2"), "--head", "nope"])
+    assert bad.exit_code == 2 and "no such head: nope" in bad.output
+    assert not (tmp_path / "m2").exists()

@@ -79,14 +79,24 @@ def recalibrate(
     *,
     version: str | None = None,
     described_as: str = "",
+    heads: tuple[str, ...] = (),
 ) -> Refit:
-    """Write ``out_dir``: ``model_dir`` with calibration refitted on ``records``.
+    """Write ``out_dir``: ``model_dir`` with calibration refitted on ``records``; with
+    ``heads``, only those heads' temperatures and thresholds, the others kept as they are.
+
+    Why ``heads``: a refit moves what it refits, and not only where the new rule acts: the
+    1.2.52 candidate (multi-label thresholds on the plateau) also refit the decision head,
+    whose English safety threshold then fell from 0.44 to the pooled 0.32 on today's dev and
+    routed three English passages to safety (README "Training", stop 57).
 
     Example:
         >>> recalibrate(Path("models/gatecli_models/gate-small"), Path("/tmp/m"),
         ...             dev_records, CalibrationConfig(), version="1.2.2")  # doctest: +SKIP
     """
     gate = Gate(model_dir, coach_fn=None)
+    unknown = sorted(set(heads) - set(gate.heads))
+    if unknown:
+        raise ValueError(f"no such head: {', '.join(unknown)} (heads: {', '.join(gate.heads)})")
     cal, _ = fit_folder(gate, records, cfg)
     old = gate.config
     previous = {
@@ -97,13 +107,16 @@ def recalibrate(
         }
         for name, h in old.heads.items()
     }
-    heads = {
+    refit = set(heads or old.heads)
+    new_heads = {
         name: replace(
             h,
             temperature=cal.temperatures.get(name, 1.0),
             thresholds=cal.thresholds.get(name, {}),
             thresholds_by_lang=cal.thresholds_by_lang.get(name, {}),
         )
+        if name in refit
+        else h
         for name, h in old.heads.items()
     }
     extra = dict(old.extra)
@@ -114,8 +127,9 @@ def recalibrate(
         "logits": "this folder's model.onnx (onnxruntime, CPU)",
         "report": cal.report,
         "previous": previous,
+        "heads": sorted(refit),
     }
-    config = replace(old, version=version or old.version, heads=heads, extra=extra)
+    config = replace(old, version=version or old.version, heads=new_heads, extra=extra)
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))

@@ -30,6 +30,7 @@ Examples:
   gatecli calibrate -m models/gatecli_models/gate-small --data my_labelled.jsonl -o /tmp/m
   gatecli calibrate -c train/gatecli_train/configs/gate-small.toml \\
       --set calibration.safety_min_precision=0.85 -o /tmp/m
+  gatecli calibrate --head events --head missing_slots --head scenario_tags -o /tmp/m
 """
 
 
@@ -55,6 +56,10 @@ def calibrate_cli(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="Override a key: --set calibration.x=1")
     ] = None,
+    head: Annotated[
+        list[str] | None,
+        typer.Option("--head", help="Refit only this head (repeatable); the others are kept."),
+    ] = None,
 ) -> None:
     try:
         from gatecli_train.config import load_recipe
@@ -77,7 +82,7 @@ def calibrate_cli(
             what = f"{recipe.data.corpus_dir} dev split"
         result = recalibrate(
             Path(model) if model else default_model_dir(), out, records, recipe.calibration,
-            version=version, described_as=what,
+            version=version, described_as=what, heads=tuple(head or ()),
         )  # fmt: skip
     except (OSError, ValueError, KeyError, ArtifactError) as exc:
         fail(str(exc))
