@@ -235,8 +235,8 @@ def parity_check(
                             f"{rep.fp32_max_abs_diff:.2e} > {cfg.max_abs_diff:.0e}")  # fmt: skip
     decision = report["decision"].int8_argmax_agreement if "decision" in report else None
     reference = "fp32"
-    dynamic = cfg.quantization == "dynamic" and int8_path is not None
-    if dynamic and int8_sess is not None and int8_path is not None and "decision" in report:
+    dynamic = cfg.quantization == "dynamic" and int8_sess is not None
+    if dynamic and int8_path is not None and "decision" in report:
         from gatecli_train.from_onnx import rounding_from_onnx
 
         rep = report["decision"]

@@ -38,7 +38,7 @@ from gatecli_train.qat import WEIGHT_QMAX, GraphRounding
 
 PREFIX = "model."  # export wraps GateModel as ``.model`` (export.ExportWrapper)
 # onnxruntime fusions (a graph saved optimised) whose weights this reader does not undo; the
-# blockwise graph's (bias in MatMulNBits, BiasGelu, FusedMatMul) it reads.
+# blockwise and dynamic int8 graphs' fusions (see the module docstring) it reads.
 UNREAD_FUSIONS = {
     "Attention", "MultiHeadAttention", "QAttention", "EmbedLayerNormalization", "FastGelu",
 }  # fmt: skip
@@ -96,6 +96,15 @@ def _matmul_int8(node: onnx.NodeProto, init: dict[str, np.ndarray],
     return ((q - zero) * init[scale]).T
 
 
+def _encoder_module(node: onnx.NodeProto, kinds: tuple[str, ...]) -> str | None:
+    """The encoder module (``encoder.encoder.layer.0.intermediate.dense``) a MatMul node of
+    one of ``kinds`` computes, from the exporter's node name; None for any other node."""
+    m = _MATMUL.match(node.name)
+    if m and node.op_type in kinds and m.group(1).startswith("encoder"):
+        return m.group(1).replace("/", ".")
+    return None
+
+
 def _activation(node: onnx.NodeProto, quantised: dict[str, str]) -> str:
     """The fp32 tensor a dynamic int8 MatMul rounds: its input, or what the
     ``DynamicQuantizeLinear`` feeding it read."""
@@ -128,12 +137,15 @@ def _by_node(
     node: onnx.NodeProto,
     suffix: str,
     inputs: dict[int, str],
+    name: str | None = None,
 ) -> None:
-    """Name a node's initialiser inputs by the module path in the node's name, where the
+    """Name a node's initialiser inputs by the module path in the node's name (or ``name``:
+    a fused node named by onnxruntime keeps the exporter's name on its output), where the
     exporter shared them under an anonymous name (equal tensors: zero biases, unit norms)."""
-    if not node.name.startswith("/model/") or not node.name.endswith(suffix):
+    name = node.name if name is None else name
+    if not name.startswith("/model/") or not name.endswith(suffix):
         return
-    path = node.name[len("/model/") : -len(suffix)].replace("/", ".")
+    path = name[len("/model/") : -len(suffix)].replace("/", ".")
     for k, what in inputs.items():
         key = f"{path}.{what}"
         if key not in state and k < len(node.input) and node.input[k] in init:
@@ -164,11 +176,11 @@ def rounding_from_onnx(path: Path) -> GraphRounding:
     inv: dict[str, torch.Tensor] = {}
     peak = 0
     for node in graph.node:
-        m = _MATMUL.match(node.name)
-        if m and node.op_type in _INT8_INPUTS and m.group(1).startswith("encoder"):
-            name = m.group(1).replace("/", ".")
+        name = _encoder_module(node, tuple(_INT8_INPUTS))
+        if name is not None:
             rounded.add(name)
-            peak = max(peak, int(np.abs(init[node.input[1]].astype(np.int32)).max()))
+            weight = init[node.input[_INT8_INPUTS[node.op_type][0]]]
+            peak = max(peak, int(np.abs(weight.astype(np.int32)).max()))
             scale = smooth.get(_activation(node, quantised))
             if scale is not None:
                 inv[name] = torch.from_numpy(np.array(scale, dtype=np.float32))
@@ -203,17 +215,17 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
     fused = sorted({n.op_type for n in graph.node} & UNREAD_FUSIONS)
     if fused:
         raise ValueError(f"{path}: an optimised graph with {', '.join(fused)} nodes cannot be "
-                         "read back (only the blockwise graph's fusions are)")  # fmt: skip
+                         "read back (only blockwise and dynamic int8 fusions are)")  # fmt: skip
     smooth, quantised = _smoothing(graph, init)
     # quantize_dynamic multiplies the activation scale by the weight's in "<node>_scales_mul".
     scales = {n.name[: -len("_scales_mul")]: i for n in graph.node
               if n.op_type == "Mul" and n.name.endswith("_scales_mul")
               for i in n.input if i in init}  # fmt: skip
+    kinds = ("MatMulNBits", "MatMul", *_INT8_INPUTS)
     for node in graph.node:
-        m = _MATMUL.match(node.name)
-        kinds = ("MatMulNBits", "MatMul", *_INT8_INPUTS)
-        if m and node.op_type in kinds and m.group(1).startswith("encoder"):
-            key = m.group(1).replace("/", ".") + ".weight"
+        module = _encoder_module(node, kinds)
+        if module is not None:
+            key = module + ".weight"
             if node.op_type == "MatMulNBits":
                 state[key] = _matmul_nbits(node, init)
                 # a graph saved optimised (gatecli_train.preoptimize) holds the bias here
@@ -236,18 +248,14 @@ def state_from_onnx(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]
             _by_node(state, init, node, "/LayerNormalization", {1: "weight", 2: "bias"})
         elif node.op_type == "SkipLayerNormalization":  # optimised: residual Add + LayerNorm
             facts["layer_norm_eps"] = float(_attrs(node).get("epsilon", 1e-12))
-            out, suffix = node.output[0], "/LayerNormalization_output_0"
             if len(node.input) > 4 and node.input[4]:  # the bias of the MatMul it adds
                 added = [m.group(1) for i in node.input[:2]
                          if (m := _MATMUL.match(i.removesuffix("_output_0")))]  # fmt: skip
                 if not added or node.input[4] not in init:
                     raise ValueError(f"{node.name}: its bias belongs to no MatMul read here")
                 state.setdefault(added[0].replace("/", ".") + ".bias", init[node.input[4]])
-            if out.startswith("/model/") and out.endswith(suffix):
-                path = out[len("/model/") : -len(suffix)].replace("/", ".")
-                for k, what in ((2, "weight"), (3, "bias")):
-                    if node.input[k] in init:
-                        state.setdefault(f"{path}.{what}", init[node.input[k]])
+            _by_node(state, init, node, "/LayerNormalization_output_0", {2: "weight", 3: "bias"},
+                     name=node.output[0])  # fmt: skip
         elif node.op_type == "BiasGelu":  # optimised graph: intermediate bias + GELU
             src = _MATMUL.match(node.input[0].removesuffix("_output_0"))
             if src and node.input[1] in init:
