@@ -271,6 +271,10 @@ class ExportConfig:
     zero_point_fallback: bool = True
     # Regexes of MatMul node names kept fp32 in the int8 model.
     keep_fp32: tuple[str, ...] = ()
+    # dynamic only: regexes of MatMul node names stored as 8-bit MatMulNBits blocks
+    # (weight-only, accuracy_level and weight_symmetric as blockwise) instead of dynamic int8
+    # (gatecli_train.quantize.quantize_dynamic_int8).
+    keep_blockwise: tuple[str, ...] = ()
     # dynamic only: SmoothQuant migration strength for the feed-forward MatMuls' inputs,
     # measured on smooth_texts dev turns (gatecli_train.smoothing); 0 = off.
     smooth_alpha: float = 0.0
@@ -294,6 +298,8 @@ class ExportConfig:
                 self.smooth_alpha == 0 or self.quantization == "dynamic"),
                 "in [0, 1], and 0 unless quantization is dynamic"),
             "smooth_texts": (self.smooth_texts >= 1, ">= 1"),
+            "keep_blockwise": (not self.keep_blockwise or self.quantization == "dynamic",
+                               "empty unless quantization is dynamic"),
             "weight_bits": (self.weight_bits == 8 or (
                 self.weight_bits == 7 and self.quantization == "dynamic"),
                 "8, or 7 with quantization = dynamic"),

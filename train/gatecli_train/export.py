@@ -116,8 +116,10 @@ def quantize_model(
             raise ValueError("export.smooth_alpha needs calibration texts")
         smoothing = Smoothing(cfg.smooth_alpha, calibration)
     return quant.quantize_dynamic_int8(
-        src, dst, cfg.keep_fp32, smoothing, reduce_range=cfg.weight_bits == 7
-    )
+        src, dst, cfg.keep_fp32, smoothing, reduce_range=cfg.weight_bits == 7,
+        blockwise=cfg.keep_blockwise, accuracy_level=cfg.accuracy_level or None,
+        symmetric=cfg.weight_symmetric,
+    )  # fmt: skip
 
 
 def _encode(tokenizer: Tokenizer, texts: list[str], max_length: int) -> tuple[Any, Any]:

@@ -194,6 +194,9 @@ def quantize_dynamic_int8(
     smoothing: Smoothing | None = None,
     *,
     reduce_range: bool = False,
+    blockwise: tuple[str, ...] = (),
+    accuracy_level: int | None = 4,
+    symmetric: bool = True,
 ) -> list[str]:
     """onnxruntime dynamic quantisation of the encoder's MatMuls (int8 weights per channel,
     uint8 activations per tensor: the ``MatMulInteger`` VNNI kernels), then the embedding
@@ -202,12 +205,17 @@ def quantize_dynamic_int8(
     (:mod:`gatecli_train.smoothing`). ``reduce_range``: 7-bit weights, which x86 CPUs
     without VNNI multiply without int16 saturation (:mod:`gatecli_train.qat`). What
     ``[train] qat`` simulates and ``bench.py kernels`` times as ``dynamic_pc`` (and
-    ``dynamic_pc7``)."""
+    ``dynamic_pc7``). MatMuls matching a ``blockwise`` pattern are left out of the dynamic
+    pass and stored as 8-bit ``MatMulNBits`` blocks (``accuracy_level``, ``symmetric``: as
+    :func:`quantize_blockwise`). Why: rounding the feed-forward output projections'
+    activations to int8 per tensor cost crisis turns (1.2.72), keeping them fp32 cost 10 MB
+    (1.2.73); weight-only blocks keep their activations and the size (README, stop 58)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     graph = onnx.load(str(src)).graph
     excluded = _matching_matmuls(graph, keep_fp32)
+    blocks = [n for n in _matching_matmuls(graph, blockwise) if n not in excluded]
     # onnxruntime rewrites a Gemm as "<name>_MatMul" + "<name>_Add" before quantising;
     # both names are excluded so the heads stay fp32 whichever it matches.
     gemms = [f"{n.name}{s}" for n in graph.node if n.op_type == "Gemm" for s in ("", "_MatMul")]
@@ -225,10 +233,43 @@ def quantize_dynamic_int8(
             per_channel=True,
             reduce_range=reduce_range,
             op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=[*excluded, *gemms],
+            nodes_to_exclude=[*excluded, *blocks, *gemms],
         )
         model = onnx.load(str(staged))
     notes.extend(quantize_embeddings(model))
+    if blocks:
+        model = _nbits(model, blocks, accuracy_level, symmetric)
     onnx.save(model, str(dst))
     bits = "7-bit weights (reduce_range)" if reduce_range else "8-bit weights"
-    return [*notes, f"MatMul: dynamic int8 per channel, {bits}; {len(excluded)} kept fp32"]
+    notes.append(f"MatMul: dynamic int8 per channel, {bits}; {len(excluded)} kept fp32")
+    if blocks:
+        notes.append(
+            f"{len(blocks)} MatMuls as 8-bit MatMulNBits, blocks of {BLOCK}"
+            f"{'' if symmetric else ' with zero points'}, accuracy_level {accuracy_level}"
+        )
+    return notes
+
+
+def _nbits(model, names: list[str], accuracy_level: int | None, symmetric: bool):  # noqa: ANN001, ANN202 (onnx.ModelProto)
+    """``model`` with the MatMuls ``names`` (and no other) as 8-bit ``MatMulNBits``."""
+    import logging
+
+    from onnxruntime.quantization import matmul_nbits_quantizer as nbits
+
+    others = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.name not in names]
+    log = logging.getLogger(nbits.__name__)
+    level = log.level
+    log.setLevel(logging.WARNING)  # its INFO lines, as in quantize_blockwise
+    try:
+        quantizer = nbits.MatMulNBitsQuantizer(
+            model, bits=8, block_size=BLOCK, is_symmetric=symmetric,
+            accuracy_level=accuracy_level, nodes_to_exclude=others,
+            op_types_to_quantize=("MatMul",),
+        )  # fmt: skip
+        quantizer.process()
+    finally:
+        log.setLevel(level)
+    done = sum(1 for n in quantizer.model.model.graph.node if n.op_type == "MatMulNBits")
+    if done != len(names):
+        raise ValueError(f"{len(names)} MatMuls to store as blocks, {done} stored")
+    return quantizer.model.model
