@@ -17,7 +17,10 @@ grid, else 8-bit blocks), so the only difference is the MatMul kernel:
   ``reduce_range``), which x86 CPUs without VNNI multiply without int16 saturation;
 - ``dynamic_smooth``: the same after moving the feed-forward inputs' outliers into the
   weights (``export.smooth_alpha``, :mod:`gatecli_train.smoothing`), calibrated on dev turns;
-  ``dynamic_smooth7`` with 7-bit weights (the 1.2.72 candidate's export).
+  ``dynamic_smooth7`` with 7-bit weights (the 1.2.72 candidate's export);
+- ``mixed7_ffo``: ``dynamic_smooth7`` with the feed-forward output projections as 8-bit
+  ``MatMulNBits`` blocks with zero points (``export.keep_blockwise``, the 1.2.75 recipe), and
+  ``mixed7_ffo_qkv`` with the attention's query, key and value projections too (1.2.76).
 
 Each is timed like the runtime uses it (one thread, bare ``session.run`` on pre-tokenised
 ids): p50 of single turns and turns/s of length-sorted batches of 32. Decision agreement is
@@ -147,6 +150,14 @@ def verdict(rows: dict[str, dict[str, Any]]) -> str:
             f"{p50:.2f}x {b}'s; batch-32 {fa} vs {fb} turns/s, {too}")  # fmt: skip
 
 
+# keep_blockwise patterns of the mixed variants (the 1.2.75 and 1.2.76 recipes' [export])
+FF_OUT = r"layer\.\d+/output/dense/MatMul"
+MIXED = {
+    "mixed7_ffo": (FF_OUT,),
+    "mixed7_ffo_qkv": (FF_OUT, r"attention/self/(query|key|value)/MatMul"),
+}
+
+
 def quantize_variants(
     fp32: Path, tmp: Path, smoothing: Smoothing | None = None
 ) -> tuple[dict[str, Path], dict[str, list[str]]]:
@@ -175,6 +186,12 @@ def quantize_variants(
             how["dynamic_smooth7"] = quant.quantize_dynamic_int8(
                 fp32, paths["dynamic_smooth7"], smoothing=smoothing, reduce_range=True
             )
+            for name, blocks in MIXED.items():
+                paths[name] = tmp / f"{name}.onnx"
+                how[name] = quant.quantize_dynamic_int8(
+                    fp32, paths[name], smoothing=smoothing, reduce_range=True,
+                    blockwise=blocks, symmetric=False,
+                )  # fmt: skip
     finally:
         logging.disable(logging.NOTSET)
     return paths, how

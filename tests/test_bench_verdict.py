@@ -62,7 +62,9 @@ def test_every_variant_is_written_and_runs(tmp_path: Path) -> None:
     seqs, _ = gate._encode([{"user_message": t} for t in ("turn off the lights", "je veux")])
     feeds = calibration_feeds(seqs, gate._pad_id)
     paths, how = quantize_variants(folder / "model.onnx", tmp_path, Smoothing(0.7, feeds))
-    assert set(paths) == set(how) >= {"dynamic_pc7", "dynamic_smooth", "dynamic_smooth7"}
+    assert set(paths) == set(how) >= {"dynamic_pc7", "dynamic_smooth", "dynamic_smooth7",
+                                      "mixed7_ffo", "mixed7_ffo_qkv"}  # fmt: skip
+    assert any("MatMulNBits" in note for note in how["mixed7_ffo_qkv"])
     assert any("smoothed" in note for note in how["dynamic_smooth7"])
     assert any("7-bit" in note for note in how["dynamic_smooth7"])
     for name, path in paths.items():
