@@ -151,34 +151,13 @@ def quantize_blockwise(
     """Embeddings as above, then 8-bit ``MatMulNBits`` for every constant-weight MatMul
     whose name matches no ``keep_fp32`` pattern; ``symmetric=False`` stores a zero point per
     block. Returns the notes for the export report."""
-    import logging
-
     import onnx
-    from onnxruntime.quantization import matmul_nbits_quantizer as nbits
 
     model = onnx.load(str(src))
     notes = quantize_embeddings(model)
     excluded = _matching_matmuls(model.graph, keep_fp32)
-    # The module logs two INFO lines per graph node (about 800 lines of a release log that
-    # hid the parity report); its warnings still show. Lowered for this call only: the
-    # logger is process-wide, and a caller's own level is theirs.
-    log = logging.getLogger(nbits.__name__)
-    level = log.level
-    log.setLevel(logging.WARNING)
-    try:
-        quantizer = nbits.MatMulNBitsQuantizer(
-            model,
-            bits=8,
-            block_size=BLOCK,
-            is_symmetric=symmetric,
-            accuracy_level=accuracy_level,
-            nodes_to_exclude=excluded,
-            op_types_to_quantize=("MatMul",),
-        )
-        quantizer.process()
-        quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
-    finally:
-        log.setLevel(level)
+    quantizer = _nbits(model, excluded, accuracy_level, symmetric)
+    quantizer.model.save_model_to_file(str(dst), use_external_data_format=False)
     notes.append(
         f"MatMul: 8-bit MatMulNBits, blocks of {BLOCK}"
         f"{'' if symmetric else ' with zero points'}, accuracy_level {accuracy_level}; "
@@ -237,8 +216,14 @@ def quantize_dynamic_int8(
         )
         model = onnx.load(str(staged))
     notes.extend(quantize_embeddings(model))
-    if blocks:
-        model = _nbits(model, blocks, accuracy_level, symmetric)
+    if blocks:  # every MatMul the dynamic pass left but the named ones stays as it is
+        others = [
+            n.name for n in model.graph.node if n.op_type == "MatMul" and n.name not in blocks
+        ]
+        model = _nbits(model, others, accuracy_level, symmetric).model.model
+        done = sum(1 for n in model.graph.node if n.op_type == "MatMulNBits")
+        if done != len(blocks):
+            raise ValueError(f"{len(blocks)} MatMuls to store as blocks, {done} stored")
     onnx.save(model, str(dst))
     bits = "7-bit weights (reduce_range)" if reduce_range else "8-bit weights"
     notes.append(f"MatMul: dynamic int8 per channel, {bits}; {len(excluded)} kept fp32")
@@ -250,26 +235,26 @@ def quantize_dynamic_int8(
     return notes
 
 
-def _nbits(model, names: list[str], accuracy_level: int | None, symmetric: bool):  # noqa: ANN001, ANN202 (onnx.ModelProto)
-    """``model`` with the MatMuls ``names`` (and no other) as 8-bit ``MatMulNBits``."""
+def _nbits(model, exclude: list[str], accuracy_level: int | None, symmetric: bool):  # noqa: ANN001, ANN202 (onnx.ModelProto, the quantizer)
+    """The processed 8-bit ``MatMulNBits`` quantizer of ``model``: every constant-weight
+    MatMul but those named in ``exclude``, blocks of :data:`BLOCK`."""
     import logging
 
     from onnxruntime.quantization import matmul_nbits_quantizer as nbits
 
-    others = [n.name for n in model.graph.node if n.op_type == "MatMul" and n.name not in names]
+    # The module logs two INFO lines per graph node (about 800 lines of a release log that
+    # hid the parity report); its warnings still show. Lowered for this call only: the
+    # logger is process-wide, and a caller's own level is theirs.
     log = logging.getLogger(nbits.__name__)
     level = log.level
-    log.setLevel(logging.WARNING)  # its INFO lines, as in quantize_blockwise
+    log.setLevel(logging.WARNING)
     try:
         quantizer = nbits.MatMulNBitsQuantizer(
             model, bits=8, block_size=BLOCK, is_symmetric=symmetric,
-            accuracy_level=accuracy_level, nodes_to_exclude=others,
+            accuracy_level=accuracy_level, nodes_to_exclude=exclude,
             op_types_to_quantize=("MatMul",),
         )  # fmt: skip
         quantizer.process()
     finally:
         log.setLevel(level)
-    done = sum(1 for n in quantizer.model.model.graph.node if n.op_type == "MatMulNBits")
-    if done != len(names):
-        raise ValueError(f"{len(names)} MatMuls to store as blocks, {done} stored")
-    return quantizer.model.model
+    return quantizer
