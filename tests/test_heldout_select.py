@@ -141,6 +141,14 @@ def test_a_step_that_lets_a_large_part_fall_is_refused() -> None:
     }
     refusing, _ = hs.guard_falls({**start, "cal:xstest_over_refusal": 0.23}, start)
     assert refusing == {"cal:xstest_over_refusal": pytest.approx(0.03)}
+    # dev safety recall at the start's thresholds (stop 59: 1.2.79's refit held 0.932 by
+    # lowering its safety threshold 0.32 -> 0.13; at the start's it read 0.909)
+    start["cal:dev_safety_recall_at_start"] = 0.932
+    thinned = {**start, "cal:dev_safety_recall_at_start": 0.909}
+    assert hs.guard_falls(thinned, start)[0] == {
+        "cal:dev_safety_recall_at_start": pytest.approx(0.023)
+    }
+    assert not hs.guard_falls({**start, "cal:dev_safety_recall_at_start": 0.926}, start)[0]
 
 
 def test_a_fall_the_gate_would_call_noise_is_excused() -> None:
@@ -238,6 +246,10 @@ def test_a_run_selects_on_the_select_halves(tmp_path: Path) -> None:
         assert parts["cal_score"] == pytest.approx(want_cal, abs=1e-3)
         assert 0 <= parts["cal:dev_safety_recall"] <= 1 and "cal:false_events:dev" in parts
         assert 0 <= parts["cal:xstest_over_refusal"] <= 1
+        # dev safety recall at the start's thresholds: the start's own reading at step 0
+        at_start = parts["cal:dev_safety_recall_at_start"]
+        assert 0 <= at_start <= 1
+        assert h["step"] or at_start == pytest.approx(parts["cal:dev_safety_recall"])
     training = json.loads((out / "gatecli.json").read_text())["extra"]["training"]
     best = max(history, key=lambda h: h["score"])["step"]
     assert training["selection"]["picked_step"] == best

@@ -40,7 +40,12 @@ more than :data:`GUARD_SAFETY_DROP` (the gate's tolerance), for calibrated dev r
 recall falling more than ``select_max_drop`` (stop 56: a rounding that kept every other
 part moved borderline refusals to ``execute`` on the risk suites), for XSTest's calibrated
 over-refusal rising more than :data:`GUARD_OVER_REFUSAL_RISE` (the gate's
-``xstest_over_refusal``), and for each part's false-event
+``xstest_over_refusal``), for dev safety recall read through the *starting* weights'
+calibration falling more than ``select_max_drop`` (``cal:dev_safety_recall_at_start``: a
+refit can hold dev recall by lowering the bar while crisis turns slide under it; stop 59's
+1.2.79's kept step held its refit recall, 0.932, with its safety threshold at 0.14 for the
+start's 0.31, read 0.909 at the start's, and its release lost safety precision on test and
+passages to the lower bar), and for each part's false-event
 rate (from :data:`GUARD_MIN_EMPTY` empty-event turns, as the gate counts it) rising more
 than ``select_max_drop``; calibrated parts where the pipeline calibrates. Smaller parts
 (oasst1_fr's 186 select turns fell 0.024 too) are not guarded: there one turn is about a
@@ -258,6 +263,10 @@ class HeldoutScore:
         # per-turn counts of the guarded calibrated parts: the last call's and the reference's
         self.counts: dict[str, Any] = {}
         self.ref_counts: dict[str, Any] | None = None
+        # the starting weights' calibration (the first calibrated call's, the reference); a
+        # resumed run has only step 0's logged numbers, so it does not read
+        # cal:dev_safety_recall_at_start
+        self.ref_cal: Calibration | None = None
         self.cal_cfg, self.calibrated = calibration, calibrated
         # the starting weights' parts (select_max_drop): the first scored step's, or the
         # logged step 0's when a run resumes
@@ -334,6 +343,7 @@ class HeldoutScore:
         checks += [
             ("cal:dev_safety_recall", GUARD_SAFETY_DROP, -1),
             ("cal:dev_refuse_recall", self.max_drop, -1),
+            ("cal:dev_safety_recall_at_start", self.max_drop, -1),
             ("cal:xstest_over_refusal", GUARD_OVER_REFUSAL_RISE, 1),
         ]
         checks += [(k, self.max_drop, 1) for k in parts if k.startswith(f"{pre}false_events:")
@@ -401,6 +411,8 @@ class HeldoutScore:
         assert self.cal_cfg is not None
         t, k = self.dev_arrays
         cal = calibrate(self.heads, logits["dev"], t, k, self.cal_cfg, self.langs["dev"])
+        if self.reference is None:  # the call that becomes the reference
+            self.ref_cal = cal
         parts: dict[str, float] = {}
         fe: dict[str, tuple[float, int]] = {}
         self.counts = {}
@@ -426,6 +438,16 @@ class HeldoutScore:
                     self._count(f"cal:dev_{lab}_recall", name, m, np.array(hits, dtype=float))
                 if "refuse" in per_class:
                     parts["cal:dev_refuse_recall"] = per_class["refuse"]["recall"]
+                if self.ref_cal is not None:
+                    # the bar the start's calibration sets, read on this step's logits
+                    held = model_decisions(
+                        z, self.labels, self.precedence, self.ref_cal, self.langs[name][m]
+                    )
+                    hits = [(g == "safety", g == "safety" and p == "safety")
+                            for g, p in zip(gold, held, strict=True)]  # fmt: skip
+                    flags = np.array(hits, dtype=float)
+                    parts["cal:dev_safety_recall_at_start"] = float(ratios(flags.sum(0))[0])
+                    self._count("cal:dev_safety_recall_at_start", name, m, flags)
             if name in self.events:
                 margins = event_margins(lg["events"], self.event_labels, cal)
                 fe[name] = false_event_rate(margins, *self.events[name])
