@@ -150,11 +150,11 @@ def verdict(rows: dict[str, dict[str, Any]]) -> str:
             f"{p50:.2f}x {b}'s; batch-32 {fa} vs {fb} turns/s, {too}")  # fmt: skip
 
 
-# keep_blockwise patterns of the mixed variants (the 1.2.75 and 1.2.76 recipes' [export])
-FF_OUT = r"layer\.\d+/output/dense/MatMul"
+# the mixed variants are these recipes' [export] (blocks, encoding, bits read from them, so
+# the benchmark times what the recipe exports); smoothing is the variants' shared one
 MIXED = {
-    "mixed7_ffo": (FF_OUT,),
-    "mixed7_ffo_qkv": (FF_OUT, r"attention/self/(query|key|value)/MatMul"),
+    "mixed7_ffo": "gate-small-mixed7-1.2.75.toml",
+    "mixed7_ffo_qkv": "gate-small-mixed7-qkv-1.2.76.toml",
 }
 
 
@@ -163,6 +163,7 @@ def quantize_variants(
 ) -> tuple[dict[str, Path], dict[str, list[str]]]:
     """The int8 variants of ``fp32`` under ``tmp``: paths and how each was made."""
     from gatecli_train import quantize as quant
+    from gatecli_train.config import load_recipe
 
     paths = {"fp32": fp32, "blockwise": tmp / "blockwise.onnx",
              "blockwise_zp": tmp / "blockwise_zp.onnx",
@@ -186,11 +187,13 @@ def quantize_variants(
             how["dynamic_smooth7"] = quant.quantize_dynamic_int8(
                 fp32, paths["dynamic_smooth7"], smoothing=smoothing, reduce_range=True
             )
-            for name, blocks in MIXED.items():
+            for name, recipe in MIXED.items():
+                cfg = load_recipe(Path(quant.__file__).parent / "configs" / recipe).export
                 paths[name] = tmp / f"{name}.onnx"
                 how[name] = quant.quantize_dynamic_int8(
-                    fp32, paths[name], smoothing=smoothing, reduce_range=True,
-                    blockwise=blocks, symmetric=False,
+                    fp32, paths[name], smoothing=smoothing, reduce_range=cfg.weight_bits == 7,
+                    blockwise=cfg.keep_blockwise, accuracy_level=cfg.accuracy_level or None,
+                    symmetric=cfg.weight_symmetric,
                 )  # fmt: skip
     finally:
         logging.disable(logging.NOTSET)

@@ -201,6 +201,18 @@ def ratios(sums: Any) -> Any:
     return np.where(s[:, 0] > 0, s[:, 1] / np.maximum(s[:, 0], 1), 0.0)
 
 
+def recall_flags(gold: Sequence[str], pred: Sequence[str], label: str) -> Any:
+    """Per-turn ``(is label, caught)`` flags: the counts :func:`ratios` reads a recall from.
+
+    Example:
+        >>> recall_flags(["safety", "execute", "safety"], ["safety", "safety", "execute"],
+        ...              "safety").tolist()
+        [[1.0, 1.0], [0.0, 0.0], [1.0, 0.0]]
+    """
+    pairs = [(g == label, g == label and p == label) for g, p in zip(gold, pred, strict=True)]
+    return np.array(pairs, dtype=float)
+
+
 def worse_share(
     groups: Sequence[str], step: Any, ref: Any, stat: Any, harm: int, *, seed: int = 0
 ) -> float:
@@ -433,9 +445,7 @@ class HeldoutScore:
                 parts["cal:dev_safety_recall"] = per_class["safety"]["recall"]
                 parts["cal:dev_safety_precision"] = per_class["safety"]["precision"]
                 for lab in ("safety", "refuse"):
-                    hits = [(g == lab, g == lab and p == lab)
-                            for g, p in zip(gold, pred, strict=True)]  # fmt: skip
-                    self._count(f"cal:dev_{lab}_recall", name, m, np.array(hits, dtype=float))
+                    self._count(f"cal:dev_{lab}_recall", name, m, recall_flags(gold, pred, lab))
                 if "refuse" in per_class:
                     parts["cal:dev_refuse_recall"] = per_class["refuse"]["recall"]
                 if self.ref_cal is not None:
@@ -443,9 +453,7 @@ class HeldoutScore:
                     held = model_decisions(
                         z, self.labels, self.precedence, self.ref_cal, self.langs[name][m]
                     )
-                    hits = [(g == "safety", g == "safety" and p == "safety")
-                            for g, p in zip(gold, held, strict=True)]  # fmt: skip
-                    flags = np.array(hits, dtype=float)
+                    flags = recall_flags(gold, held, "safety")
                     parts["cal:dev_safety_recall_at_start"] = float(ratios(flags.sum(0))[0])
                     self._count("cal:dev_safety_recall_at_start", name, m, flags)
             if name in self.events:
