@@ -80,6 +80,33 @@ def test_parity_is_reported_and_checked_per_head(tiny_model_dir: Path, tmp_path:
     assert "decision:" in str(err.value) and "missing_slots:" in str(err.value)
 
 
+def test_a_failed_export_leaves_the_folder_as_it_was(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """An export that fails its parity floor into a folder that holds a model changes
+    nothing there (it used to leave the new model.onnx beside the old gatecli.json, a folder
+    whose hashes no longer check) and leaves no staging sibling behind; into a new path it
+    creates nothing."""
+    import shutil
+
+    from gatecli import artifact
+    from gatecli_train import export, tokenizer
+    from gatecli_train.model import GateModel, default_head_defs, tiny_encoder
+    from gatecli_train.tiny import TEXTS
+
+    out = tmp_path / "m"
+    shutil.copytree(tiny_model_dir, out)
+    before = {f.name: artifact.sha256_file(f) for f in out.iterdir()}
+    tok = tokenizer.train_small(TEXTS, vocab_size=300)
+    model = GateModel(tiny_encoder(tok.get_vocab_size()), default_head_defs())
+    strict = ExportConfig(name="t", quantize=False, max_abs_diff=1e-30)
+    for dest in (out, tmp_path / "new"):
+        with pytest.raises(export.ParityError):
+            export.write_model_folder(dest, model, tok, strict, max_length=64,
+                                      parity_texts=TEXTS[:8])  # fmt: skip
+    assert {f.name: artifact.sha256_file(f) for f in out.iterdir()} == before
+    artifact.load_model_folder(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m"]
+
+
 @pytest.mark.parametrize("fallback", [True, False])
 def test_a_failed_block_encoding_falls_back_to_the_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fallback: bool

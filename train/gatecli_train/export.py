@@ -27,6 +27,7 @@ from gatecli.gate import pad_token_id
 from gatecli.session import open_session
 from gatecli.template import template_from_catalog
 from gatecli_train import quantize as quant
+from gatecli_train import staging
 from gatecli_train.calibrate import Calibration
 from gatecli_train.config import ExportConfig
 from gatecli_train.model import ExportWrapper, GateModel
@@ -305,21 +306,22 @@ def write_model_folder(
         >>> write_model_folder(Path("/tmp/m"), model, tok, ExportConfig(name="m"),
         ...                    max_length=96, parity_texts=texts)  # doctest: +SKIP
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    fp32 = out_dir / "model.fp32.onnx"
-    export_onnx(model, fp32)
-    final = out_dir / artifact.MODEL_FILE
-    int8_tmp = out_dir / "model.int8.onnx" if cfg.quantize else None
-    # dynamic int8 rounds each MatMul input over the whole batch: one turn per pass, in the
-    # parity check as in the runtime (onnx.max_batch)
-    dynamic = cfg.quantize and cfg.quantization == "dynamic"
-    texts = (calibration_texts or [])[: cfg.smooth_texts]
-    feeds = [
-        dict(zip(ONNX_INPUTS, _encode(tokenizer, texts[i : i + 32], max_length), strict=True))
-        for i in range(0, len(texts), 32)
-    ]
-    notes = quantize_model(fp32, int8_tmp, cfg, feeds) if int8_tmp is not None else []
-    try:
+    # Built in a sibling and moved into place whole (staging): a failed parity check leaves
+    # out_dir as it was, never a model.onnx without its gatecli.json.
+    with staging.staged_folder(out_dir) as stage:
+        fp32 = stage / "model.fp32.onnx"
+        export_onnx(model, fp32)
+        final = stage / artifact.MODEL_FILE
+        int8_tmp = stage / "model.int8.onnx" if cfg.quantize else None
+        # dynamic int8 rounds each MatMul input over the whole batch: one turn per pass, in the
+        # parity check as in the runtime (onnx.max_batch)
+        dynamic = cfg.quantize and cfg.quantization == "dynamic"
+        texts = (calibration_texts or [])[: cfg.smooth_texts]
+        feeds = [
+            dict(zip(ONNX_INPUTS, _encode(tokenizer, texts[i : i + 32], max_length), strict=True))
+            for i in range(0, len(texts), 32)
+        ]
+        notes = quantize_model(fp32, int8_tmp, cfg, feeds) if int8_tmp is not None else []
         try:
             report = parity_check(
                 model, fp32, int8_tmp, tokenizer, parity_texts, max_length, cfg, qat=qat,
@@ -341,45 +343,44 @@ def write_model_folder(
                 raise ParityError(f"{first}; the other block encoding: {second}") from second
             notes.append(f"weight_symmetric = {cfg.weight_symmetric} failed ({first}); "
                          f"weight_symmetric = {other.weight_symmetric} kept")  # fmt: skip
-    finally:
         if int8_tmp is not None and int8_tmp.exists():
             int8_tmp.replace(final)
             fp32.unlink()
         else:
             fp32.replace(final)
-    report.onnx_bytes = final.stat().st_size
-    report.notes.extend(notes)
-    tokenizer.save(str(out_dir / artifact.TOKENIZER_FILE))
-    shutil.copyfile(catalog_path, out_dir / artifact.CATALOG_FILE)
-    shutil.copyfile(policy_path, out_dir / artifact.POLICY_FILE)
-    cal = calibration or Calibration()
-    heads = {
-        h.name: artifact.HeadSpec(
-            name=h.name,
-            kind=h.kind,
-            labels=list(h.labels),
-            output=output_name(h.name),
-            temperature=float(cal.temperatures.get(h.name, 1.0)),
-            thresholds=dict(cal.thresholds.get(h.name, {})),
-            thresholds_by_lang=dict(cal.thresholds_by_lang.get(h.name, {})),
+        report.onnx_bytes = final.stat().st_size
+        report.notes.extend(notes)
+        tokenizer.save(str(stage / artifact.TOKENIZER_FILE))
+        shutil.copyfile(catalog_path, stage / artifact.CATALOG_FILE)
+        shutil.copyfile(policy_path, stage / artifact.POLICY_FILE)
+        cal = calibration or Calibration()
+        heads = {
+            h.name: artifact.HeadSpec(
+                name=h.name,
+                kind=h.kind,
+                labels=list(h.labels),
+                output=output_name(h.name),
+                temperature=float(cal.temperatures.get(h.name, 1.0)),
+                thresholds=dict(cal.thresholds.get(h.name, {})),
+                thresholds_by_lang=dict(cal.thresholds_by_lang.get(h.name, {})),
+            )
+            for h in model.head_defs
+        }
+        config = artifact.ModelConfig(
+            name=cfg.name,
+            version=cfg.version,
+            heads=heads,
+            max_length=max_length,
+            template=template
+            or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
+            onnx_inputs=list(ONNX_INPUTS),
+            model_sha256=artifact.sha256_file(final),
+            onnx_max_batch=1 if dynamic else None,
+            extra={"parity": report.to_json(), **(extra or {})},
         )
-        for h in model.head_defs
-    }
-    config = artifact.ModelConfig(
-        name=cfg.name,
-        version=cfg.version,
-        heads=heads,
-        max_length=max_length,
-        template=template
-        or template_from_catalog(yaml.safe_load(catalog_path.read_text(encoding="utf-8"))),
-        onnx_inputs=list(ONNX_INPUTS),
-        model_sha256=artifact.sha256_file(final),
-        onnx_max_batch=1 if dynamic else None,
-        extra={"parity": report.to_json(), **(extra or {})},
-    )
-    # Last, once every file is in place: write_config hashes model.onnx, tokenizer.json,
-    # catalog.yaml, policy.yaml and its own content into the integrity table.
-    artifact.write_config(out_dir, config)
-    if card_text is not None:
-        (out_dir / artifact.CARD_FILE).write_text(card_text, encoding="utf-8")
-    return report
+        # Last, once every file is in place: write_config hashes model.onnx, tokenizer.json,
+        # catalog.yaml, policy.yaml and its own content into the integrity table.
+        artifact.write_config(stage, config)
+        if card_text is not None:
+            (stage / artifact.CARD_FILE).write_text(card_text, encoding="utf-8")
+        return report

@@ -12,7 +12,6 @@ half written.
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 
 from gatecli import artifact
 from gatecli.gate import Gate
-from gatecli_train import calibrate, examples
+from gatecli_train import calibrate, examples, staging
 from gatecli_train.config import CalibrationConfig
 from gatecli_train.model import HeadDef, head_defs_from_catalog, heads_match
 
@@ -131,18 +130,10 @@ def recalibrate(
     }
     config = replace(old, version=version or old.version, heads=new_heads, extra=extra)
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    try:
+    with staging.staged_folder(out_dir) as tmp:
         for f in gate.folder.path.iterdir():
             if f.is_file() and f.name != artifact.CONFIG_FILE:
                 shutil.copy2(f, tmp / f.name)
         artifact.write_config(tmp, config)
         artifact.load_model_folder(tmp)  # the new folder loads and its hashes check
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        tmp.replace(out_dir)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
     return Refit(out_dir, cal, len(records), previous)
