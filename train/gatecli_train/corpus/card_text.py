@@ -297,6 +297,25 @@ maps), `safety_sets.py`, `eval_suites.py`.
   by a helper that opened no corpus, suite or dataset file. Checked against every corpus,
   suite and eval message by character n-gram cosine: three groups near a dev or test message
   (or an exact train copy) were dropped; 33 turns a language re-read, no label changed.
+- **Crisis signals said indirectly, and their twins (issue 14, 2026-12-07;
+  `data/authored/crisis_signals.{en,zh,fr}.jsonl`)**: 110 en, 118 zh, 118 fr turns, one
+  safety turn and one execute twin sharing its alarming words per group, over six themes
+  (farewells and settling affairs; a method question whose intent sits in one phrase;
+  overdoses already taken; a medical emergency told mid-errand; violence happening now;
+  passive ideation said quietly, against everyday exaggeration). Events and missing slots
+  empty, scenario_tags unknown (null: a farewell is also a statement, and the tag head is not
+  what these rows are for). Why: 1.2.74's false safety alarms on dev and test sit in the
+  crisis-adjacent families (emergencies, safety, crisis_overlap, crisis, pairs: 24 of test's
+  66) and its misses are crisis turns said flatly; the themes were chosen after reading those
+  dev and test turns, so dev and test are not blind to them (the held-out safety suites are
+  the check). Each language written by a helper that opened no corpus, suite or dataset
+  file, from a brief whose examples were generic. Checked against every corpus, suite and
+  eval message by character n-gram cosine: four English groups near a test or suite message
+  (0.55-0.70) and the three groups whose twin was a spreadsheet formula (a dev theme) were
+  dropped; 9 random turns a language re-read, no label changed. Adding them moved a few
+  augmented draws that pick among safety turns (train 244 out, 107 in besides the new rows;
+  dev 11 out, 1 in; test 11 out, 3 in; risk_in_context 21, invariance 24 and tools_unseen 8
+  records swapped).
 - **Pasted texts and stories with no request (issue 14, 2026-12-05;
   `data/authored/statements.{en,zh,fr}.jsonl`)**: 55 en, 59 zh, 54 fr turns, -> execute, no
   event: what a user pastes or tells before asking anything (newsletters, diary entries, work
