@@ -47,13 +47,17 @@ def test_dynamic_folder_runs_one_turn_per_pass(dynamic_dir: Path) -> None:
 
 
 def test_without_the_limit_the_batch_moves_the_rows(dynamic_dir: Path) -> None:
-    """Why the limit exists: the same graph batched freely gives other logits per row."""
+    """Why the limit exists: the same graph batched freely gives other logits per row.
+
+    Only that they differ is asserted, against the exact equality above: how far they move
+    depends on the CPU's int8 kernels and the build (the old bound of 1e-4 failed on the CI
+    machine at 9.4e-5, and a build here moved 8.2e-5); a real model turned 6 of 600 decisions."""
     gate = Gate(dynamic_dir, batch_size=32, coach_fn=None, segment_guard=False)
     gate.config = dataclasses.replace(gate.config, onnx_max_batch=None)
     seqs = _seqs(gate)
     batched = gate.logits_ids(seqs)["decision"]
     alone = np.concatenate([gate.logits_ids([s])["decision"] for s in seqs])
-    assert np.abs(batched - alone).max() > 1e-4
+    assert not np.array_equal(batched, alone)
 
 
 def test_weight_only_folders_batch_freely(tiny_model_dir: Path) -> None:
