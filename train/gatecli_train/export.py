@@ -12,6 +12,7 @@ Batches are padded with the tokenizer's own pad id, as the runtime pads them.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -295,17 +296,24 @@ def write_model_folder(
     card_text: str | None = None,
     extra: dict[str, Any] | None = None,
     qat: bool = False,
+    carried: Sequence[Path] = (),
 ) -> ExportReport:
     """Write a complete runtime model folder (the artifact contract) and return the parity
     report. ``cfg`` is the recipe's ``[export]`` section (name, version, quantisation,
     tolerances); ``calibration`` gives temperatures and thresholds (none: 1.0 and 0.5);
     ``calibration_texts`` (dev turns, never the parity texts) are what smoothing measures;
     ``qat`` (a ``[train] qat`` run) holds dynamic int8 decisions to the fake-quantised model.
+    ``carried`` files (a source folder's ``CHANGELOG.md``) are copied in under their own
+    names inside the staged write, so the folder appears with them or not at all.
 
     Example:
         >>> write_model_folder(Path("/tmp/m"), model, tok, ExportConfig(name="m"),
         ...                    max_length=96, parity_texts=texts)  # doctest: +SKIP
     """
+    written = {*artifact.HASHED_FILES, artifact.CONFIG_FILE, artifact.CARD_FILE}
+    clash = sorted(p.name for p in carried if p.name in written)
+    if clash:
+        raise ValueError(f"carried files would replace the export's own: {', '.join(clash)}")
     # Built in a sibling and moved into place whole (staging): a failed parity check leaves
     # out_dir as it was, never a model.onnx without its gatecli.json.
     with staging.staged_folder(out_dir) as stage:
@@ -383,4 +391,6 @@ def write_model_folder(
         artifact.write_config(stage, config)
         if card_text is not None:
             (stage / artifact.CARD_FILE).write_text(card_text, encoding="utf-8")
+        for path in carried:
+            shutil.copyfile(path, stage / path.name)
         return report

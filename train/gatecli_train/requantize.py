@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -77,11 +76,8 @@ def requantize(
         calibration=folder_calibration(old), calibration_texts=calibration_texts,
         template=old.template, catalog_path=src / artifact.CATALOG_FILE,
         policy_path=src / artifact.POLICY_FILE, card_text=card, extra=extra,
+        carried=[src / name for name in CARRIED if (src / name).exists()],
     )  # fmt: skip
-    for name in CARRIED:
-        if (src / name).exists():
-            shutil.copyfile(src / name, out / name)
-    artifact.seal(out)
     return report
 
 
