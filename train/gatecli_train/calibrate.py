@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gatecli import artifact
 from gatecli.evaluation.metrics import ece
 from gatecli.heads import sigmoid, softmax
 from gatecli.langid import detect
@@ -36,6 +37,18 @@ class Calibration:
     # head -> language -> label -> threshold, where a language's own fit differs
     thresholds_by_lang: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     report: dict[str, object] = field(default_factory=dict)
+
+
+def folder_calibration(config: artifact.ModelConfig) -> Calibration:
+    """A model folder's temperatures and thresholds (per language too), as
+    ``export.write_model_folder`` writes them: what a re-export of the same weights keeps."""
+    heads = config.heads.values()
+    return Calibration(
+        temperatures={h.name: h.temperature for h in heads},
+        thresholds={h.name: dict(h.thresholds) for h in heads},
+        thresholds_by_lang={h.name: dict(h.thresholds_by_lang) for h in heads},
+        report={"kept_from": config.model_id},
+    )
 
 
 def _nll(head: HeadDef, z: np.ndarray, y: np.ndarray, t: float) -> float:

@@ -27,22 +27,11 @@ from typing import Any
 from gatecli import artifact
 from gatecli.template import serialize
 from gatecli_train import export, from_onnx
-from gatecli_train.calibrate import Calibration
+from gatecli_train.calibrate import folder_calibration
 from gatecli_train.config import ExportConfig, load_recipe
 from gatecli_train.model import head_defs_from_catalog
 
 CARRIED = ("CHANGELOG.md",)
-
-
-def folder_calibration(config: artifact.ModelConfig) -> Calibration:
-    """A folder's temperatures and thresholds, as ``write_model_folder`` writes them."""
-    heads = config.heads.values()
-    return Calibration(
-        temperatures={h.name: h.temperature for h in heads},
-        thresholds={h.name: dict(h.thresholds) for h in heads},
-        thresholds_by_lang={h.name: dict(h.thresholds_by_lang) for h in heads},
-        report={"kept_from": config.model_id},
-    )
 
 
 def requantize(

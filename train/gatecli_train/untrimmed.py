@@ -20,16 +20,17 @@ from typing import Any
 
 import torch
 
+from gatecli import artifact
 from gatecli.records import read_jsonl
-from gatecli.template import DEFAULT_TEMPLATE, serialize
+from gatecli.template import serialize
 from gatecli_train import convert_e5, export, pipeline
-from gatecli_train.calibrate import Calibration
+from gatecli_train.calibrate import folder_calibration
 from gatecli_train.config import ExportConfig
 from gatecli_train.model import default_head_defs
 
 
-def _texts(path: Path, limit: int = 0) -> list[str]:
-    texts = [serialize(r["input"], DEFAULT_TEMPLATE) for r in read_jsonl(path)]
+def _texts(path: Path, template: dict[str, Any], limit: int = 0) -> list[str]:
+    texts = [serialize(r["input"], template) for r in read_jsonl(path)]
     return texts[:limit] if limit else texts
 
 
@@ -60,21 +61,16 @@ def build(run_dir: Path, model_dir: Path, out_dir: Path, parity: list[str]) -> d
     emb.weight.data.copy_(table)
     model.encoder.set_input_embeddings(emb)
     model.encoder.config.vocab_size = table.shape[0]
-    cfg = json.loads((model_dir / "gatecli.json").read_text(encoding="utf-8"))
-    cal = Calibration(
-        temperatures={n: h["temperature"] for n, h in cfg["heads"].items()},
-        thresholds={n: h["thresholds"] for n, h in cfg["heads"].items()},
-    )
+    # Everything but the vocabulary is the folder's: its temperatures and thresholds (per
+    # language too), template, catalog and policy, so the two folders differ in the table.
+    cfg = artifact.load_model_folder(model_dir).config
     report = export.write_model_folder(
-        out_dir,
-        model,
-        full_tok,
-        ExportConfig(name=f"{cfg['name']}-fullvocab", version=cfg["version"]),
-        max_length=cfg["max_length"],
-        parity_texts=parity,
-        calibration=cal,
-        template=cfg.get("template") or DEFAULT_TEMPLATE,
-    )
+        out_dir, model, full_tok,
+        ExportConfig(name=f"{cfg.name}-fullvocab", version=cfg.version),
+        max_length=cfg.max_length, parity_texts=parity, calibration=folder_calibration(cfg),
+        template=cfg.template, catalog_path=model_dir / artifact.CATALOG_FILE,
+        policy_path=model_dir / artifact.POLICY_FILE,
+    )  # fmt: skip
     return {"onnx_bytes": report.onnx_bytes, "int8_agreement": report.int8_decision_agreement}
 
 
@@ -86,8 +82,9 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=Path("data"))
     args = ap.parse_args()
     files = [args.data / "corpus" / "test.jsonl.gz", *sorted((args.data / "eval").glob("*.gz"))]
-    texts = [t for f in files for t in _texts(f)]
-    result = build(args.run, args.model, args.out, _texts(files[0], 1000))
+    template = artifact.load_model_folder(args.model).config.template
+    texts = [t for f in files for t in _texts(f, template)]
+    result = build(args.run, args.model, args.out, _texts(files[0], template, 1000))
     from tokenizers import Tokenizer
 
     trimmed = Tokenizer.from_file(str(args.model / "tokenizer.json"))
