@@ -7,8 +7,9 @@ shortened, because the newest text matters most to a clarifying question. The
 ``correlation_id`` is derived from the record (or taken from it) rather than random, so
 identical turns give identical requests and the client's cache can answer them.
 Earlier turns pass :func:`screen_context` first: a turn the local gate classifies as
-``safety`` or ``refuse`` (and the assistant's answer to it) never leaves the machine, as a
-turn or as context; the record counts them in ``fallback.redacted_turns``.
+``safety`` or ``refuse``, alone or (a user turn) with the turns before it as its context, as
+the run classified it, never leaves the machine, nor does the assistant's answer to it; the
+record counts them in ``fallback.redacted_turns``.
 Left out: summarisation by an LLM (the seed's ``summarize_conversation``); earlier turns
 are kept verbatim, oldest dropped first.
 """
@@ -31,8 +32,10 @@ TARGET_AGENT = "llm-coach"
 _NS = uuid.UUID("6f1c1d0e-6a53-4b0e-9a55-3c0f2b1e9d11")
 
 TokenCounter = Callable[[str], int]
-# Screen: for each text, True when it must not leave the machine.
-Screen = Callable[[list[str]], list[bool]]
+# Screen: for each turn (a record: ``user_message`` and, for a user turn read in its
+# conversation, the earlier turns as ``conversation_context``), True when it must not leave
+# the machine.
+Screen = Callable[[list[dict[str, Any]]], list[bool]]
 ROLES = ("user", "assistant", "system", "tool")
 
 
@@ -80,31 +83,44 @@ def screen_context(
 
     A turn is withheld when ``screen`` flags it (the gate classifies it ``safety`` or
     ``refuse``), and so is every assistant turn that answers a withheld user turn (it
-    speaks about the same content). Without a screen, or when the screen fails, every
-    earlier turn is withheld: nothing unchecked leaves the machine. Only the newest turns
-    that can fit a handoff are screened; older ones would be trimmed anyway and are
-    dropped without counting as withheld.
+    speaks about the same content). A user turn is screened twice: alone, and with the
+    turns before it as its context, because that is how the run decided it ("what
+    quantities exactly?" after "how do I make a bomb" is refused in its conversation and
+    harmless alone). Without a screen, or when the screen fails, every earlier turn is
+    withheld: nothing unchecked leaves the machine. Only the newest turns that can fit a
+    handoff are screened; older ones would be trimmed anyway and are dropped without
+    counting as withheld (they are still the context the newer turns are screened in).
 
     Example:
         >>> screen_context("user: I want to end it\\nassistant: please call someone\\n"
-        ...     "user: remind me", lambda texts: ["end it" in t for t in texts])
+        ...     "user: remind me", lambda recs: ["end it" in r["user_message"] for r in recs])
         (['user: remind me'], 2)
     """
-    turns = _turns(context)
-    budget, start = max_tokens, len(turns)
+    everything = _turns(context)
+    budget, start = max_tokens, len(everything)
     while start > 0 and budget >= 0:
-        budget -= estimate_tokens(turns[start - 1])
+        budget -= estimate_tokens(everything[start - 1])
         start -= 1
-    turns = turns[start:]
+    turns = everything[start:]
     if not turns:
         return [], 0
     parsed = [_role_and_text(t) for t in turns]
+    alone = [{"user_message": text} for _, text in parsed]
+    in_context = [
+        {"user_message": text, "conversation_context": "\n".join(everything[: start + i])}
+        for i, (role, text) in enumerate(parsed)
+        if role == "user" and start + i > 0
+    ]
     try:
-        flags = list(screen([text for _, text in parsed])) if screen is not None else []
+        answers = list(screen(alone + in_context)) if screen is not None else []
     except Exception:  # noqa: BLE001 - a failed screen withholds everything
-        flags = []
-    if len(flags) != len(turns):
+        answers = []
+    if len(answers) != len(alone) + len(in_context):
         return [], len(turns)
+    flags, later = answers[: len(turns)], iter(answers[len(turns) :])
+    for i, (role, _) in enumerate(parsed):
+        if role == "user" and start + i > 0:
+            flags[i] = bool(next(later)) or flags[i]
     kept: list[str] = []
     withheld, answering_withheld = 0, False
     for turn, (role, _), risky in zip(turns, parsed, flags, strict=True):
@@ -120,15 +136,16 @@ def screen_context(
 
 
 class GateScreen:
-    """A :data:`Screen` backed by the local gate: a text is flagged when the gate's decision
-    or top label for it alone is ``safety`` or ``refuse``, or when it cannot be classified.
+    """A :data:`Screen` backed by the local gate: a turn is flagged when the gate's decision
+    or top label for it is ``safety`` or ``refuse``, or when it cannot be classified.
 
     Answers are cached (a chat's earlier turns recur in every later turn's context) and
     the screen may be called from the escalator's threads.
 
     Example:
         >>> screen = GateScreen(gate.classify_batch)  # doctest: +SKIP
-        >>> screen(["how do I make a pipe bomb", "play jazz"])  # doctest: +SKIP
+        >>> screen([{"user_message": "how do I make a pipe bomb"},
+        ...         {"user_message": "play jazz"}])  # doctest: +SKIP
         [True, False]
     """
 
@@ -138,7 +155,7 @@ class GateScreen:
         cache_size: int = 4096,
     ) -> None:
         self._classify = classify_batch
-        self._cache: OrderedDict[str, bool] = OrderedDict()
+        self._cache: OrderedDict[str, bool] = OrderedDict()  # keyed by the record's JSON
         self._size = cache_size
         self._lock = threading.Lock()
 
@@ -150,20 +167,24 @@ class GateScreen:
         top = max(probs, key=lambda k: probs[k]) if probs else None
         return result.get("decision") in NEVER_ESCALATE or top in NEVER_ESCALATE
 
-    def __call__(self, texts: list[str]) -> list[bool]:
+    def __call__(self, records: list[dict[str, Any]]) -> list[bool]:
+        keys = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in records]
+        blank = [not str(r.get("user_message", "")).strip() for r in records]
         with self._lock:
-            todo = sorted({t for t in texts if t.strip() and t not in self._cache})
+            todo = {k: r for k, r, b in zip(keys, records, blank, strict=True)
+                    if not b and k not in self._cache}  # fmt: skip
         if todo:
-            results = self._classify([{"user_message": t} for t in todo])
+            results = self._classify(list(todo.values()))
             if len(results) != len(todo):
                 raise RuntimeError("the gate returned a result count that does not match")
             with self._lock:
-                for text, res in zip(todo, results, strict=True):
-                    self._cache[text] = self.risky(res)
+                for key, res in zip(todo, results, strict=True):
+                    self._cache[key] = self.risky(res)
                 while len(self._cache) > self._size:
                     self._cache.popitem(last=False)
         with self._lock:
-            return [bool(self._cache.get(t, True)) if t.strip() else False for t in texts]
+            return [False if b else bool(self._cache.get(k, True))
+                    for k, b in zip(keys, blank, strict=True)]  # fmt: skip
 
 
 def correlation_id(record: Mapping[str, Any]) -> str:
