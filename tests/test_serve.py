@@ -197,6 +197,9 @@ def test_bad_requests_are_json_4xx(server: Server) -> None:
         (httpx.post(url, content=b"x" * 70_000), 413, "body_too_large"),
         (httpx.post(url, content=iter([b'{"user_message": "', b"y" * 70_000, b'"}'])), 413,
          "body_too_large"),
+        (httpx.post(url, content=b'{"user_message": "x", "id": ' + b"9" * 5000 + b"}"), 400,
+         "bad_json"),
+        (httpx.post(url, content=b"[" * 30_000 + b"]" * 30_000), 400, "bad_json"),
         (httpx.get(url), 405, "method_not_allowed"),
         (httpx.get(f"{server.url}/v2/nothing"), 404, "not_found"),
     ]  # fmt: skip
@@ -205,6 +208,36 @@ def test_bad_requests_are_json_4xx(server: Server) -> None:
         err = res.json()["error"]
         assert err["code"] == code and err["message"] and "Traceback" not in res.text
     assert "malformed JSON" in cases[0][0].json()["error"]["message"]
+    # a record that cannot be written back (a lone surrogate, NaN) is its own error row
+    for body, why in ((b'{"user_message": "hi", "id": "\\ud800"}', "invalid Unicode"),
+                      (b'{"user_message": "hi", "turn_index": NaN}', "turn_index")):  # fmt: skip
+        res = httpx.post(url, content=body)
+        assert res.status_code == 422 and why in res.json()["error"], res.text
+    many = b'{"records": [{"user_message": "hi", "id": "\\ud800"}, {"user_message": "yo"}]}'
+    rows = httpx.post(url, content=many).json()["records"]
+    assert rows[0]["id"] == "\ufffd" and "error" in rows[0] and "error" not in rows[1]
+
+
+def test_a_stalled_body_is_answered_408(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """Headers, then 16 of 1,000 promised bytes and silence: the connection used to stay
+    open (a slot held) forever (runtime review, stop 61)."""
+    from urllib.parse import urlparse
+
+    srv = Server(tiny_model_dir, tmp_path / "b.log", "--body-timeout", "1")
+    try:
+        where = urlparse(srv.url)
+        with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+            sock.sendall(b"POST /v1/classify HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+                         b'{"user_message":')  # fmt: skip
+            start = time.monotonic()
+            answer = sock.recv(65536).decode("utf-8", "replace")
+            took = time.monotonic() - start
+        assert answer.startswith("HTTP/1.1 408"), answer[:300]
+        assert '"code": "timeout"' in answer or '"code":"timeout"' in answer, answer[-300:]
+        assert 0.5 < took < 8
+    finally:
+        assert srv.stop() == 0
 
 
 def metric_samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -16,6 +16,7 @@ import gzip
 import io
 import itertools
 import json
+import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -38,6 +39,9 @@ class InputError(ValueError):
     """The input as a whole cannot be read; the message is one line naming the fix."""
 
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
 @dataclass(frozen=True)
 class RowError:
     """One unreadable row, kept in place; ``turn_index`` is set for chat turns."""
@@ -45,6 +49,13 @@ class RowError:
     message: str
     id: Any = None
     turn_index: int | None = None
+
+    def __post_init__(self) -> None:
+        # The id is echoed in the error row, which must itself be writable as UTF-8 JSON:
+        # an id with a lone surrogate (a "\ud800" escape, undecodable CSV bytes) keeps the
+        # rest of its text, the surrogates shown as U+FFFD.
+        if isinstance(self.id, str):
+            object.__setattr__(self, "id", _SURROGATES.sub("\ufffd", self.id))
 
     def to_json(self, line: int | None) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "line": line, "error": self.message}
@@ -175,6 +186,8 @@ def _json_line(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def read_jsonl(stream: Iterable[bytes], fmt: str = "auto", *, last: bool = False) -> Iterator[Row]:
@@ -450,7 +463,7 @@ def _document_or_lines(data: bytes, fmt: str, last: bool) -> Iterator[Row]:
     """One JSON document if the bytes parse as one, else JSONL with per-line errors."""
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         yield from read_jsonl(io.BytesIO(data), fmt, last=last)
         return
     yield from chat_document(doc, last=last)

@@ -211,12 +211,15 @@ def validate_record(record: Any) -> str | None:
     profile = record.get("user_profile")
     if profile is not None and not isinstance(profile, Mapping):
         return f"user_profile must be an object, got {_tname(profile)}"
-    try:
-        msg.encode("utf-8")
-        if isinstance(rid, str):
-            rid.encode("utf-8")
+    turn = record.get("turn_index")
+    if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
+        return f"turn_index must be a non-negative integer, got {turn!r:.40}"
+    try:  # every output row is UTF-8 JSON: what cannot be written is refused here, per row
+        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except UnicodeEncodeError:
-        return "user_message or id contains invalid Unicode (a lone surrogate)"
+        return "the record contains invalid Unicode (a lone surrogate, e.g. \\ud800)"
+    except ValueError:
+        return "the record contains NaN or Infinity, which JSON does not allow"
     return None
 
 

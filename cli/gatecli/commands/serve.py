@@ -78,6 +78,10 @@ def serve_cli(
     drain_timeout: Annotated[
         float, typer.Option("--drain-timeout", min=0.1, help="SIGTERM: seconds to drain.")
     ] = 30.0,
+    body_timeout: Annotated[
+        float,
+        typer.Option("--body-timeout", min=0.1, help="Seconds to receive a body; then 408."),
+    ] = 30.0,
     api_key: Annotated[
         str | None,
         typer.Option(
@@ -125,7 +129,7 @@ def serve_cli(
             max_batch=max_batch or batch_size, batch_wait_ms=batch_wait_ms,
             queue_size=queue_size, deadline_ms=deadline_ms, max_body_bytes=max_body_bytes,
             max_records=max_records, drain_timeout_s=drain_timeout, api_key=api_key,
-            log_text=log_text, log_level=log_level,
+            log_text=log_text, log_level=log_level, body_timeout_s=body_timeout,
         )  # fmt: skip
         # the gate and escalator `classify` builds from the same flags
         with open_classifier(model, threads=threads, batch_size=batch_size, llm=llm) as (g, esc):

@@ -10,6 +10,7 @@ key; every other route needs ``Authorization: Bearer KEY`` when a key is set.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -93,8 +94,20 @@ class RequestLog:
             self.fields.update(queue_ms=round(job.queue_ms, 3), gate_ms=round(job.gate_ms, 3))
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 as soon as it is known to exceed ``limit`` bytes."""
+async def read_body(request: Request, limit: int, timeout_s: float | None = None) -> bytes:
+    """The body, refused with 413 as soon as it is known to exceed ``limit`` bytes, and with
+    408 when it has not all arrived within ``timeout_s`` (a client that sends its headers
+    and then stalls or trickles would otherwise hold a connection and a slot forever)."""
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await _read_body(request, limit)
+    except TimeoutError:
+        raise HttpError(
+            408, f"request body not received within {timeout_s:g} s (--body-timeout)", "timeout"
+        ) from None
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     too_large = f"request body over {limit} bytes (--max-body-bytes): split the request"
     if declared is not None:
@@ -122,6 +135,10 @@ def parse_json(body: bytes) -> Any:
     except json.JSONDecodeError as exc:
         msg = f"malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         raise HttpError(400, msg, "bad_json") from None
+    except RecursionError:
+        raise HttpError(400, "JSON nested too deeply", "bad_json") from None
+    except ValueError as exc:  # e.g. an integer over Python's 4,300-digit limit
+        raise HttpError(400, f"unreadable JSON ({exc})", "bad_json") from None
 
 
 def create_app(service: GateService) -> Starlette:
@@ -190,7 +207,7 @@ def create_app(service: GateService) -> Starlette:
             raise HttpError(503, str(exc), "shutting_down", {"Retry-After": "1"}) from None
 
     async def read_json(request: Request) -> Any:
-        return parse_json(await read_body(request, cfg.max_body_bytes))
+        return parse_json(await read_body(request, cfg.max_body_bytes, cfg.body_timeout_s))
 
     async def classify(request: Request, rl: RequestLog) -> Response:
         last = request.query_params.get("last", "").lower() in ("1", "true", "yes")

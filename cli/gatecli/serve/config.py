@@ -36,6 +36,7 @@ class ServeConfig:
     max_body_bytes: int = 1 << 20
     max_records: int = 256
     drain_timeout_s: float = 30.0
+    body_timeout_s: float = 30.0  # a body that has not all arrived by then: 408
     api_key: str | None = None
     log_text: bool = False
     log_level: str = "info"
@@ -51,6 +52,7 @@ class ServeConfig:
             "--max-body-bytes": self.max_body_bytes,
             "--max-records": self.max_records,
             "--drain-timeout": self.drain_timeout_s,
+            "--body-timeout": self.body_timeout_s,
         }
         for flag, value in positive.items():
             if value <= 0:
