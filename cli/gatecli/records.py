@@ -220,6 +220,8 @@ def validate_record(record: Any) -> str | None:
         return "the record contains invalid Unicode (a lone surrogate, e.g. \\ud800)"
     except ValueError:
         return "the record contains NaN or Infinity, which JSON does not allow"
+    except TypeError as exc:  # e.g. bytes or a timestamp from a Parquet column
+        return f"the record holds a value JSON cannot represent ({exc})"
     return None
 
 
