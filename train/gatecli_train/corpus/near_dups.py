@@ -20,13 +20,12 @@ tools_unseen suites copy test turns).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from gatecli.records import read_jsonl
 
 DATA = Path(__file__).resolve().parents[3] / "data"
 # Stop 60's readings: at 0.55-0.70 against a test or suite turn the pairs were the same
@@ -55,17 +54,9 @@ class Hit:
     similarity: float
 
 
-def _read(path: Path) -> Iterator[dict[str, Any]]:
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
-
-
 def messages(path: Path, where: str) -> Iterator[Message]:
     """The user messages of a JSONL(.gz) file of records (spec §6 data records)."""
-    for r in _read(path):
+    for r in read_jsonl(path):
         text = ((r.get("input") or {}).get("user_message") or "").strip()
         if text:
             of = str((r.get("invariance") or {}).get("of") or "")
