@@ -371,3 +371,22 @@ def test_readme_table_row_comes_from_the_eval_file(tiny_model_dir: Path, tmp_pat
     assert len(cells) == 14 and cells[-1] == "–" and cells[-4] == "–"
     ap = dec.get("safety_ap")
     assert cells[7] == (f"{ap:.3f}" if ap is not None else "–")  # beside recall and precision
+
+
+def test_card_compares_the_baseline_side_of_one_eval_file(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """--compare-baseline reads the previous release from the same run (same turns, same half)."""
+    from gatecli_train.card import baseline_results, readme_table
+
+    suite = str(_suite(tmp_path / "test.jsonl"))
+    res = run_eval(tiny_model_dir, [suite], baseline=tiny_model_dir)
+    prev = baseline_results(res)
+    assert prev["model_path"] == res["baseline_path"] and prev["baseline_path"] is None
+    assert "gate" not in prev and "comparison" not in prev
+    assert prev["suites"]["test"]["model"] == res["suites"]["test"]["baseline"]
+    assert "baseline" not in prev["suites"]["test"]
+    rows = readme_table({"new": res, "previous": prev}).splitlines()
+    assert rows[2].split("|")[2:] == rows[3].split("|")[2:]  # the same folder twice
+    with pytest.raises(ValueError, match="no --baseline side"):
+        baseline_results(run_eval(tiny_model_dir, [suite]))

@@ -112,4 +112,4 @@ step bench python benchmarks/bench.py all --model "$WORK/model" --previous "$WOR
   --out "$WORK/bench.json" "${bench_size[@]}"
 cat "$WORK/timings.tsv" >&2
 echo "card: python -m gatecli_train.card --model DIR --eval $WORK/eval.json" \
-  "--compare TF-IDF=$WORK/tfidf.json --tfidf TF-IDF --summary runs/$(basename "$recipe" .toml)/summary.json" >&2
+  "--compare-baseline previous --compare TF-IDF=$WORK/tfidf.json --tfidf TF-IDF --summary runs/$(basename "$recipe" .toml)/summary.json" >&2

@@ -7,6 +7,7 @@ Usage:
     python -m gatecli_train.card --model models/gatecli_models/gate-small --eval eval.json \\
         --compare teacher=teacher.json --compare tfidf=tfidf.json --summary runs/x/summary.json
     python -m gatecli_train.card --readme-table --eval eval.json --compare tfidf=tfidf.json
+    python -m gatecli_train.card --model DIR --eval eval.json --compare-baseline 1.2.74 ...
 
 The second form prints the README's headline table (one row per evaluation file).
 """
@@ -179,12 +180,38 @@ def render(
     )
 
 
+def baseline_results(results: dict[str, Any]) -> dict[str, Any]:
+    """The ``--baseline`` side of a ``gatecli eval --json`` file, as its own eval file.
+
+    A run with ``--half report`` reads the previous release on the same turns as the new
+    model; a separate eval of the previous folder reads both halves, so its numbers are not
+    comparable. This view puts those same-turn numbers in the card's comparison tables.
+    """
+    if not results.get("baseline_path"):
+        raise ValueError("the eval file has no --baseline side")
+    out = {k: v for k, v in results.items() if k not in ("comparison", "gate")}
+    out["model"], out["model_path"] = results.get("baseline"), results["baseline_path"]
+    out["baseline"], out["baseline_path"] = None, None
+    suites = {}
+    for name, suite in results.get("suites", {}).items():
+        if isinstance(suite, dict) and "baseline" in suite:
+            suites[name] = {k: v for k, v in suite.items() if k != "baseline"}
+            suites[name]["model"] = suite["baseline"]
+    out["suites"] = suites
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", type=Path, help="model folder whose MODEL_CARD.md is written")
     ap.add_argument("--readme-table", action="store_true", help="print the README table")
     ap.add_argument("--eval", required=True, type=Path, help="gatecli eval --json of this model")
     ap.add_argument("--compare", action="append", default=[], help="NAME=eval.json")
+    ap.add_argument(
+        "--compare-baseline",
+        metavar="NAME",
+        help="also compare the --eval file's own --baseline side (same turns), named NAME",
+    )
     ap.add_argument("--summary", type=Path, help="runs/<name>/summary.json")
     ap.add_argument("--tfidf", help="the --compare NAME that is TF-IDF on the same corpus")
     ap.add_argument("--template", type=Path, default=Path(__file__).parent / "assets" / "card.md")
@@ -194,6 +221,11 @@ def main() -> None:
     for item in args.compare:
         name, _, path = item.partition("=")
         compare[name] = json.loads(Path(path).read_text())
+    if args.compare_baseline:
+        try:
+            compare[args.compare_baseline] = baseline_results(results)
+        except ValueError as exc:
+            ap.error(f"--compare-baseline: {exc}")
     if args.readme_table:
         own = str(_g(results, "model") or args.eval.stem)
         print(readme_table({own: results, **compare}), end="")
