@@ -23,6 +23,7 @@ from gatecli import artifact
 from gatecli.evaluation.report import card_tables
 from gatecli.template import ELISION, HEAD_SHARE
 from gatecli_train import card_release
+from gatecli_train.release_notes import baseline_results
 
 COMPARE_SUITES = ("test", "seeds", "xstest", "when2call", "home_assistant", "xsid")
 
@@ -178,27 +179,6 @@ def render(
         parity=json.dumps(cfg.extra.get("parity", {})),
         summary=json.dumps(summary or {}, indent=1)[:4000],
     )
-
-
-def baseline_results(results: dict[str, Any]) -> dict[str, Any]:
-    """The ``--baseline`` side of a ``gatecli eval --json`` file, as its own eval file.
-
-    A run with ``--half report`` reads the previous release on the same turns as the new
-    model; a separate eval of the previous folder reads both halves, so its numbers are not
-    comparable. This view puts those same-turn numbers in the card's comparison tables.
-    """
-    if not results.get("baseline_path"):
-        raise ValueError("the eval file has no --baseline side")
-    out = {k: v for k, v in results.items() if k not in ("comparison", "gate")}
-    out["model"], out["model_path"] = results.get("baseline"), results["baseline_path"]
-    out["baseline"], out["baseline_path"] = None, None
-    suites = {}
-    for name, suite in results.get("suites", {}).items():
-        if isinstance(suite, dict) and "baseline" in suite:
-            suites[name] = {k: v for k, v in suite.items() if k != "baseline"}
-            suites[name]["model"] = suite["baseline"]
-    out["suites"] = suites
-    return out
 
 
 def main() -> None:

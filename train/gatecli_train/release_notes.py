@@ -33,11 +33,21 @@ def _cell(text: Any, width: int = 90) -> str:
 
 
 def baseline_results(res: dict[str, Any]) -> dict[str, Any]:
-    """The baseline's half of a ``--baseline`` run, shaped like its own ``--json`` file."""
-    suites = {n: {**{k: v for k, v in e.items() if k not in ("model", "baseline")},
-                  "model": e["baseline"]}
-              for n, e in res["suites"].items() if "baseline" in e}  # fmt: skip
-    return {"model": res["baseline"], "model_path": res.get("baseline_path"), "suites": suites}
+    """The baseline's half of a ``--baseline`` run, shaped like its own ``--json`` file.
+
+    With ``--half report`` this is the previous release on the same turns as the new model
+    (a separate eval of the previous folder reads both halves): the card's comparison
+    (``card --compare-baseline``) and ``--baseline-out`` both read it.
+    """
+    if not res.get("baseline"):
+        raise ValueError("the eval file has no --baseline side")
+    out = {k: v for k, v in res.items() if k not in ("comparison", "gate")}
+    out["model"], out["model_path"] = res["baseline"], res.get("baseline_path")
+    out["baseline"], out["baseline_path"] = None, None
+    out["suites"] = {n: {**{k: v for k, v in e.items() if k not in ("model", "baseline")},
+                         "model": e["baseline"]}
+                     for n, e in res["suites"].items() if "baseline" in e}  # fmt: skip
+    return out
 
 
 def section(res: dict[str, Any], version: str) -> str:
